@@ -1,0 +1,60 @@
+"""The ``pycrawler`` command line.
+
+Each command group lives in its own module with a ``register(subparsers)`` function; this
+module wires them together and owns the error contract: a user's mistake prints one line
+on stderr and exits non-zero (2 for bad input); ``--debug`` shows the whole trace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+
+from ..errors import PycrawlerError
+from . import info, store
+
+GROUPS = (info, store)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pycrawler", description=__doc__.splitlines()[0])
+    parser.add_argument("--debug", action="store_true", help="show full Python and Java stack traces")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for group in GROUPS:
+        group.register(sub)
+    return parser
+
+
+def _java_exception_line(exc: BaseException) -> str | None:
+    """One line for a Java exception that escaped the library's own translation."""
+    try:
+        import jpype
+    except ImportError:
+        return None
+    if isinstance(exc, jpype.JException):
+        return f"{exc.getClass().getSimpleName()}: {exc.getMessage()}"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args) or 0
+    except PycrawlerError as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(f"pycrawler: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("pycrawler: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the contract is one line, not a trace
+        if args.debug:
+            traceback.print_exc()
+        line = _java_exception_line(exc) or f"{type(exc).__name__}: {exc}"
+        print(f"pycrawler: internal error: {line} (rerun with --debug for the trace)", file=sys.stderr)
+        return 1

@@ -1,0 +1,29 @@
+"""The exceptions the command line turns into one clear line and an exit code.
+
+Library code raises these (never a bare Java exception) so that a caller can catch
+one family, and so the CLI never shows a stack trace for a user's mistake.
+"""
+
+
+class PycrawlerError(Exception):
+    """Something the user can fix; the message says what, and ideally how."""
+
+    exit_code = 1
+
+
+class BadInput(PycrawlerError):
+    """The input (a path, a store, a file, an argument) is not what the command needs."""
+
+    exit_code = 2
+
+
+class SetupError(PycrawlerError):
+    """The machine lacks something pycrawler needs (Java, the bridge jar, a newer JE)."""
+
+    exit_code = 3
+
+
+class StoreLocked(PycrawlerError):
+    """Another process holds the environment's write lock (JE allows one writer)."""
+
+    exit_code = 4

@@ -1,0 +1,112 @@
+"""The one place the JVM starts.
+
+JPype can start one JVM per process and never restart it, so every module that needs
+Java calls :func:`start` (idempotent) and then imports Java classes through JPype.
+
+Class path, in order of precedence:
+
+1. ``PYCRAWLER_CLASSPATH``: jars or folders separated by ``os.pathsep``; a folder adds
+   every ``*.jar`` in it and the folder itself (for loose classes). Point it at a
+   Heritrix 3 ``lib/`` to load that install's ``je-7.5.11.jar`` instead of JE 3.3.
+2. ``target/pycrawler-bridge.jar`` (the Maven build of ``bridge/``).
+3. ``target/lib/*.jar`` (the bridge's runtime dependencies); a JE jar here is skipped
+   when step 1 already supplied one, so the user's JE wins.
+
+JVM options: ``PYCRAWLER_HEAP`` (e.g. ``2g``) sets ``-Xmx``; ``PYCRAWLER_JVM_OPTS`` adds
+any other options (shell-quoted). A process that has started the JVM must not ``fork()``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from pathlib import Path
+
+from .errors import SetupError
+
+PROJECT_ROOT = Path(os.environ.get("PYCRAWLER_HOME", Path(__file__).resolve().parent.parent))
+TARGET = PROJECT_ROOT / "target"
+BRIDGE_JAR = TARGET / "pycrawler-bridge.jar"
+DEFAULT_HEAP = "1g"
+
+_JE_JAR = re.compile(r"^(je|db-je)-[\d.]+\.jar$")
+
+
+def _expand(entry: str) -> list[Path]:
+    path = Path(entry).expanduser()
+    if path.is_dir():
+        return sorted(path.glob("*.jar")) + [path]
+    if path.is_file():
+        return [path]
+    raise SetupError(f"PYCRAWLER_CLASSPATH names {entry!r}, which does not exist")
+
+
+def classpath() -> list[Path]:
+    """The jars and folders the JVM will load, user entries first."""
+    user: list[Path] = []
+    for entry in filter(None, os.environ.get("PYCRAWLER_CLASSPATH", "").split(os.pathsep)):
+        user.extend(_expand(entry))
+    if not BRIDGE_JAR.is_file():
+        raise SetupError(f"the Java bridge is not built ({BRIDGE_JAR} is missing): run scripts/setup")
+    user_has_je = any(_JE_JAR.match(p.name) for p in user)
+    deps = [p for p in sorted((TARGET / "lib").glob("*.jar"))
+            if not (user_has_je and _JE_JAR.match(p.name))]
+    if not user_has_je and not any(_JE_JAR.match(p.name) for p in deps):
+        raise SetupError(f"no JE jar in {TARGET / 'lib'} or PYCRAWLER_CLASSPATH: run scripts/setup")
+    return user + [BRIDGE_JAR] + deps
+
+
+def jvm_options() -> list[str]:
+    opts = [f"-Xmx{os.environ.get('PYCRAWLER_HEAP', DEFAULT_HEAP)}", "-Xss4m"]
+    opts += shlex.split(os.environ.get("PYCRAWLER_JVM_OPTS", ""))
+    return opts
+
+
+def _jvm_path() -> str:
+    import jpype
+
+    try:
+        return jpype.getDefaultJVMPath()
+    except jpype.JVMNotFoundException:
+        raise SetupError("no Java runtime found: install a JDK 17 (scripts/setup does) or set JAVA_HOME") from None
+
+
+def start() -> None:
+    """Start the JVM with pycrawler's class path, once per process."""
+    import jpype
+
+    if jpype.isJVMStarted():
+        return
+    cp = [str(p) for p in classpath()]
+    try:
+        jpype.startJVM(_jvm_path(), *jvm_options(), classpath=cp, convertStrings=False)
+    except (OSError, RuntimeError) as exc:
+        raise SetupError(f"the JVM did not start: {exc}") from None
+
+
+def je_version() -> str:
+    """The version string of the JE that was actually loaded."""
+    start()
+    import jpype
+
+    return str(jpype.JClass("com.sleepycat.je.JEVersion").CURRENT_VERSION.getVersionString())
+
+
+def je_major() -> int:
+    return int(je_version().split(".")[0])
+
+
+def require_je(major: int, feature: str) -> None:
+    """Fail with the fix when the loaded JE is older than ``feature`` needs."""
+    if je_major() < major:
+        raise SetupError(
+            f"{feature} needs JE {major} or newer, but JE {je_version()} is loaded: "
+            "set PYCRAWLER_CLASSPATH to a folder holding a newer je-*.jar (a Heritrix 3 lib/ has je-7.5.11.jar)")
+
+
+def java_version() -> str:
+    start()
+    import jpype
+
+    return str(jpype.JClass("org.pycrawler.bridge.Versions").java())

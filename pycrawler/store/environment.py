@@ -1,0 +1,149 @@
+"""A JE environment: one directory of ``.jdb`` log files holding named databases.
+
+JE lets one process write an environment at a time (it holds ``je.lck``); any number may
+read it with ``read_only=True``, which never changes a byte of the store.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .. import jvm
+from ..errors import BadInput, SetupError
+from . import logfile
+from .java_errors import je_errors
+
+DURABILITY = ("sync", "write_no_sync", "no_sync")
+
+
+class Environment:
+    """A JE environment, opened on construction and closed by :meth:`close` (idempotent).
+
+    ``transactional``: databases get ACID transactions and survive kill -9 up to the last
+    commit (as durable as ``durability`` says: ``sync`` flushes to disk at each commit,
+    ``write_no_sync`` hands the log to the OS (survives a process crash, not a power cut),
+    ``no_sync`` leaves it in JE's buffers). ``cache_size`` is bytes of JE cache.
+    """
+
+    def __init__(self, path: str | os.PathLike, *, create: bool = False, read_only: bool = False,
+                 transactional: bool = True, cache_size: int | None = None,
+                 durability: str | None = None, config: dict[str, str] | None = None):
+        self.path = Path(path)
+        self.read_only = read_only
+        self.transactional = transactional
+        self._env = None
+        self._databases: list = []
+        self._check_path(create)
+        jvm.start()
+        import jpype
+
+        EnvironmentConfig = jpype.JClass("com.sleepycat.je.EnvironmentConfig")
+        cfg = EnvironmentConfig()
+        cfg.setAllowCreate(create and not read_only)
+        cfg.setReadOnly(read_only)
+        cfg.setTransactional(transactional)
+        if cache_size:
+            cfg.setCacheSize(int(cache_size))
+        if durability:
+            cfg.setDurability(_durability(durability))
+        for name, value in (config or {}).items():
+            cfg.setConfigParam(name, str(value))
+        with je_errors(str(self.path)):
+            self._env = jpype.JClass("com.sleepycat.je.Environment")(jpype.JClass("java.io.File")(str(self.path)), cfg)
+
+    def _check_path(self, create: bool) -> None:
+        if not self.path.exists():
+            if not create or self.read_only:
+                raise BadInput(f"{self.path} does not exist")
+            self.path.mkdir(parents=True)
+        if not self.path.is_dir():
+            raise BadInput(f"{self.path} is not a directory")
+        if not logfile.jdb_files(self.path):
+            if create and not self.read_only:
+                return
+            raise BadInput(f"{self.path} is not a JE environment (no .jdb files)")
+        self.log_version = logfile.log_version(self.path)
+        limit = logfile.max_readable(jvm.je_major())
+        if limit is not None and self.log_version > limit:
+            writer = logfile.WRITER_OF.get(self.log_version, "a newer JE")
+            raise SetupError(
+                f"{self.path} was written by {writer} (log version {self.log_version}); the loaded "
+                f"JE {jvm.je_version()} reads log versions up to {limit}: set PYCRAWLER_CLASSPATH to a "
+                "folder holding a JE that reads it (a Heritrix 3 lib/ has je-7.5.11.jar)")
+
+    # -- databases -----------------------------------------------------------------------
+    def database_names(self) -> list[str]:
+        with je_errors(str(self.path)):
+            return [str(n) for n in self.java.getDatabaseNames()]
+
+    def open_database(self, name: str, *, create: bool = False, read_only: bool | None = None,
+                      sorted_duplicates: bool = False):
+        """Open the database ``name``; ``create`` makes it when absent."""
+        from .database import Database
+
+        db = Database(self, name, create=create, read_only=self.read_only if read_only is None else read_only,
+                      sorted_duplicates=sorted_duplicates)
+        self._databases.append(db)
+        return db
+
+    def remove_database(self, name: str) -> None:
+        with je_errors(f"{self.path} database {name!r}"):
+            self.java.removeDatabase(None, name)
+
+    # -- transactions --------------------------------------------------------------------
+    def begin(self):
+        """A transaction; use it as a context manager (commit on success, abort on error)."""
+        from .transaction import Transaction
+
+        if not self.transactional:
+            raise BadInput(f"{self.path} was opened without transactions")
+        return Transaction(self)
+
+    # -- life cycle ----------------------------------------------------------------------
+    @property
+    def java(self):
+        if self._env is None:
+            raise BadInput(f"environment {self.path} is closed")
+        return self._env
+
+    @property
+    def closed(self) -> bool:
+        return self._env is None
+
+    def sync(self) -> None:
+        """Write everything to disk (a no-op when read-only)."""
+        if not self.read_only:
+            with je_errors(str(self.path)):
+                self.java.sync()
+
+    def close(self) -> None:
+        if self._env is None:
+            return
+        for db in self._databases:
+            db.close()
+        self._databases.clear()
+        env, self._env = self._env, None
+        with je_errors(str(self.path)):
+            env.close()
+
+    def __enter__(self) -> "Environment":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else ("read-only" if self.read_only else "open")
+        return f"<Environment {str(self.path)!r} {state}>"
+
+
+def _durability(name: str):
+    import jpype
+
+    D = jpype.JClass("com.sleepycat.je.Durability")
+    policy = {"sync": D.SyncPolicy.SYNC, "write_no_sync": D.SyncPolicy.WRITE_NO_SYNC,
+              "no_sync": D.SyncPolicy.NO_SYNC}
+    if name not in policy:
+        raise BadInput(f"durability must be one of {', '.join(DURABILITY)}, not {name!r}")
+    return D(policy[name], D.SyncPolicy.NO_SYNC, D.ReplicaAckPolicy.NONE)

@@ -1,0 +1,49 @@
+"""Translate JE's Java exceptions into pycrawler's one-line errors.
+
+JE 3.3 throws a checked ``DatabaseException`` for nearly everything, so the message text
+is what tells a locked environment from a corrupt log; JE 7 has subclasses for these.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+from ..errors import BadInput, PycrawlerError, SetupError, StoreLocked
+
+_LOG_VERSION = re.compile(r"Expected log version (\d+) or earlier but found (\d+)")
+
+
+def _message(exc) -> str:
+    msg = str(exc.getMessage() or exc.getClass().getSimpleName())
+    # JE prefixes "(JE 3.3.98) "; keep the part a user can act on, on one line.
+    msg = re.sub(r"^\(JE [\d.]+\)\s*", "", msg)
+    return " ".join(msg.split())
+
+
+def translate(exc, where: str) -> PycrawlerError:
+    """The pycrawler error for a JE exception raised while working on ``where``."""
+    cls = str(exc.getClass().getName())
+    msg = _message(exc)
+    if m := _LOG_VERSION.search(msg):
+        return SetupError(
+            f"{where} has JE log version {m.group(2)}, newer than the loaded JE reads ({m.group(1)}): "
+            "set PYCRAWLER_CLASSPATH to a folder holding a JE that reads it (a Heritrix 3 lib/ has je-7.5.11.jar)")
+    if "EnvironmentLocked" in cls or "lock" in msg.lower() and ("je.lck" in msg or "single writer" in msg):
+        return StoreLocked(f"{where} is locked by another process (JE allows one writer): {msg}")
+    if "DatabaseNotFound" in cls or "Database" in msg and "not found" in msg:
+        return BadInput(f"{where}: {msg}")
+    if any(s in cls + msg for s in ("Checksum", "checksum", "LogFileNotFound", "corrupt", "Corrupt", "EnvironmentFailure")):
+        return BadInput(f"{where} is damaged: {msg}")
+    return PycrawlerError(f"{where}: {cls.rsplit('.', 1)[-1]}: {msg}")
+
+
+@contextlib.contextmanager
+def je_errors(where: str):
+    """Run a block, turning any Java exception into the matching pycrawler error."""
+    import jpype
+
+    try:
+        yield
+    except jpype.JException as exc:
+        raise translate(exc, where) from exc

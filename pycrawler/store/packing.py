@@ -1,0 +1,44 @@
+"""Batches of byte strings packed for one JNI crossing: ``data`` + ``offsets`` (n+1 int32).
+
+The Java side is ``org.pycrawler.bridge.Packed``; a batch of n records becomes two Java
+arrays instead of n objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+
+def pack(items: Sequence[bytes] | Iterable[bytes]) -> tuple[bytes, np.ndarray]:
+    """Concatenate ``items`` and return (data, offsets) with ``len(items) + 1`` offsets."""
+    items = list(items)
+    offsets = np.zeros(len(items) + 1, dtype=np.int32)
+    if items:
+        lengths = np.fromiter(map(len, items), dtype=np.int64, count=len(items))
+        total = int(lengths.sum())
+        if total >= 2**31:
+            raise ValueError("a batch holds at most 2 GiB of bytes; split it")
+        offsets[1:] = np.cumsum(lengths)
+    return b"".join(items), offsets
+
+
+def pack_fixed(array: np.ndarray) -> tuple[bytes, np.ndarray]:
+    """Pack a 2-D uint8 array (one row per record) or a 1-D array of big-endian keys."""
+    array = np.ascontiguousarray(array)
+    rows = array.shape[0]
+    width = array.itemsize if array.ndim == 1 else array.shape[1] * array.itemsize
+    return array.tobytes(), np.arange(0, rows * width + 1, width, dtype=np.int32)
+
+
+def unpack(data, offsets) -> list[bytes]:
+    """Split a packed batch (bytes-like + offsets) back into a list of bytes."""
+    buf = memoryview(bytes(data))
+    off = np.asarray(offsets).tolist()
+    return [bytes(buf[off[i]:off[i + 1]]) for i in range(len(off) - 1)]
+
+
+def u64_keys(keys: np.ndarray) -> np.ndarray:
+    """64-bit unsigned keys as big-endian bytes, so JE's byte order is numeric order."""
+    return np.asarray(keys, dtype=np.uint64).astype(">u8")

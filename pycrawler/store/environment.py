@@ -2,11 +2,19 @@
 
 JE lets one process write an environment at a time (it holds ``je.lck``); any number may
 read it with ``read_only=True``, which never changes a byte of the store.
+
+JE itself creates ``je.lck`` even for a read-only open. So when a store has no ``je.lck`` (a
+copied or archived store, one no JE has written in place), a read-only environment is opened
+through a private folder of symbolic links to the store's files, and the store's folder is left
+exactly as it was. When ``je.lck`` exists JE opens it without changing it, and takes its shared
+reader lock there, which keeps a live writer's cleaner from deleting files under the reader.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 from .. import jvm
@@ -15,6 +23,7 @@ from . import logfile
 from .java_errors import je_errors
 
 DURABILITY = ("sync", "write_no_sync", "no_sync")
+LOCK_FILE = "je.lck"
 
 
 class Environment:
@@ -33,6 +42,7 @@ class Environment:
         self.read_only = read_only
         self.transactional = transactional
         self._env = None
+        self._view: Path | None = None
         self._databases: list = []
         self._check_path(create)
         jvm.start()
@@ -49,8 +59,30 @@ class Environment:
             cfg.setDurability(_durability(durability))
         for name, value in (config or {}).items():
             cfg.setConfigParam(name, str(value))
-        with je_errors(str(self.path)):
-            self._env = jpype.JClass("com.sleepycat.je.Environment")(jpype.JClass("java.io.File")(str(self.path)), cfg)
+        home = self._read_only_view() if read_only else self.path
+        try:
+            with je_errors(str(self.path)):
+                self._env = jpype.JClass("com.sleepycat.je.Environment")(jpype.JClass("java.io.File")(str(home)), cfg)
+        except BaseException:
+            self._remove_view()
+            raise
+
+    def _read_only_view(self) -> Path:
+        """The folder JE opens for a read-only environment: the store itself when it has a
+        ``je.lck`` (JE opens that file and changes nothing), otherwise a private folder of
+        symbolic links to the store's files, so that JE's new ``je.lck`` lands there."""
+        if (self.path / LOCK_FILE).exists():
+            return self.path
+        self._view = Path(tempfile.mkdtemp(prefix="pycrawler-read-only-"))
+        for entry in self.path.iterdir():
+            if entry.is_file():
+                (self._view / entry.name).symlink_to(entry.resolve())
+        return self._view
+
+    def _remove_view(self) -> None:
+        if self._view is not None:
+            shutil.rmtree(self._view, ignore_errors=True)
+            self._view = None
 
     def _check_path(self, create: bool) -> None:
         if not self.path.exists():
@@ -124,8 +156,11 @@ class Environment:
             db.close()
         self._databases.clear()
         env, self._env = self._env, None
-        with je_errors(str(self.path)):
-            env.close()
+        try:
+            with je_errors(str(self.path)):
+                env.close()
+        finally:
+            self._remove_view()
 
     def __enter__(self) -> "Environment":
         return self

@@ -60,12 +60,32 @@ class Environment:
         for name, value in (config or {}).items():
             cfg.setConfigParam(name, str(value))
         home = self._read_only_view() if read_only else self.path
+        # Measured before JE opens it, so that a live writer's appends are not taken for damage.
+        log_extent = _log_extent(self.path)
         try:
             with je_errors(str(self.path)):
                 self._env = jpype.JClass("com.sleepycat.je.Environment")(jpype.JClass("java.io.File")(str(home)), cfg)
         except BaseException:
             self._remove_view()
             raise
+        if read_only and log_extent is not None:
+            self._check_log_end(*log_extent)
+
+    def _check_log_end(self, last_file: int, last_size: int) -> None:
+        """Refuse a log that JE's read-only recovery cut short.
+
+        JE takes the first entry of the last log file that is torn or fails its checksum for
+        the end of the log. Opened for writing, JE would truncate the file there; read-only, it
+        silently shows the store as of that point (often empty). A read-only open is asked
+        to show the store as it is, so a log ending before its last file does is an error.
+        """
+        end = _end_of_log(self._env)
+        if end is not None and end < (last_file, last_size):
+            self.close()
+            raise BadInput(
+                f"{self.path} is damaged: its log ends at byte {end[1]} of {end[0]:08x}.jdb, but "
+                f"{last_file:08x}.jdb has {last_size} bytes (a truncated or corrupt file, or a write "
+                "torn by a crash; what follows that point is unreadable)")
 
     def _read_only_view(self) -> Path:
         """The folder JE opens for a read-only environment: the store itself when it has a
@@ -171,6 +191,25 @@ class Environment:
     def __repr__(self) -> str:
         state = "closed" if self.closed else ("read-only" if self.read_only else "open")
         return f"<Environment {str(self.path)!r} {state}>"
+
+
+def _log_extent(path: Path) -> tuple[int, int] | None:
+    """(number, size) of the environment's last log file; None when it has none yet."""
+    files = logfile.jdb_files(path)
+    return (int(files[-1].stem, 16), files[-1].stat().st_size) if files else None
+
+
+def _end_of_log(java_env) -> tuple[int, int] | None:
+    """(file number, offset) where JE's recovery found the end of the log; None when the
+    loaded JE does not expose it (the accessor of its internals changed names across releases)."""
+    import jpype
+
+    internal = jpype.JClass("com.sleepycat.je.DbInternal")
+    for accessor in ("envGetEnvironmentImpl", "getNonNullEnvImpl", "getEnvironmentImpl"):
+        if hasattr(internal, accessor):
+            lsn = int(getattr(internal, accessor)(java_env).getFileManager().getNextLsn())
+            return lsn >> 32, lsn & 0xFFFFFFFF
+    return None
 
 
 def _durability(name: str):

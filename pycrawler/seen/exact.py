@@ -1,0 +1,65 @@
+"""The exact Visited set on JE, in the manner of Heritrix's ``BdbUriUniqFilter``.
+
+One JE database whose keys are the 8-byte big-endian form of the 64-bit keys, with empty
+values; a check+update is JE's put-if-absent (``putNoOverwrite``). It never forgets and never
+errs, at the price of a B-tree lookup per key: the baseline DRUM must beat.
+
+Every batch crosses into the JVM once (``Database.put_if_absent_many`` /
+``contains_many`` with fixed-width packed keys) and runs in one transaction of its own when
+the environment is transactional. Within one batch the first occurrence of a key is new and
+later ones are duplicates, because the Java loop inserts in order within that transaction.
+
+``long_binding=True`` stores keys as JE's ``LongBinding`` (big-endian with the sign bit
+flipped, the layout of Heritrix's ``alreadySeenUrl``), for keys that are Heritrix's own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..store.packing import pack_fixed, u64_keys
+from .protocol import SynchronousVisited, as_keys
+
+SIGN_BIT = np.uint64(1 << 63)
+
+
+class ExactVisited(SynchronousVisited):
+    """A Visited set of 64-bit keys in database ``name`` of a JE environment.
+
+    ``batch`` bounds how many keys go to the JVM (and into one transaction) at a time.
+    Closing the table closes its database, not the environment.
+    """
+
+    def __init__(self, env, name: str = "visited", *, create: bool = True, read_only: bool | None = None,
+                 long_binding: bool = False, batch: int = 100_000):
+        self.db = env.open_database(name, create=create, read_only=read_only)
+        self.long_binding = long_binding
+        self.batch = batch
+
+    def _packed(self, keys: np.ndarray):
+        if self.long_binding:
+            keys = keys ^ SIGN_BIT
+        return pack_fixed(u64_keys(keys))
+
+    def _per_batch(self, operation, keys) -> np.ndarray:
+        keys = as_keys(keys)
+        out = np.empty(len(keys), dtype=bool)
+        for start in range(0, len(keys), self.batch):
+            chunk = keys[start:start + self.batch]
+            out[start:start + len(chunk)] = operation(self._packed(chunk))
+        return out
+
+    def add_many(self, keys) -> np.ndarray:
+        return self._per_batch(self.db.put_if_absent_many, keys)
+
+    def contains_many(self, keys) -> np.ndarray:
+        return self._per_batch(self.db.contains_many, keys)
+
+    def __len__(self) -> int:
+        return self.db.count()
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __repr__(self) -> str:
+        return f"<ExactVisited {self.db.name!r} of {str(self.db.env.path)!r}>"

@@ -1,0 +1,146 @@
+"""The Visited (URL-seen) protocol: every URL-seen table looks like this to the frontier.
+
+Asynchronous at heart, in the shape of Heritrix's ``UriUniqFilter`` (``setDestination``,
+``add``, ``requestFlush``) and Scrapy's ``BaseDupeFilter``:
+
+- :meth:`Visited.add_batch` (or :meth:`Visited.add` for one key) *queues* a check+update
+  of 64-bit keys, each with an optional ``aux`` payload (typically the URL or its record);
+- the table later hands the results to its *receiver* as ``receiver(keys, aux, unique)``:
+  ``keys`` a uint64 array, ``aux`` a sequence aligned with it (the payloads given, ``None``
+  where none was), ``unique`` a bool array, True where the key had not been seen before.
+  Results come in batches because a disk-backed table (DRUM) resolves keys in bulk;
+  :func:`per_key` adapts a ``(key, aux, unique)`` callable;
+- :meth:`Visited.flush` forces every queued check to be resolved and delivered.
+
+Within what one table resolves, the first occurrence of a key is unique and every later one,
+in the same batch or after, is a duplicate.
+
+Synchronous tables (Bloom, the exact JE set) are the degenerate case: they resolve each add
+at once and call the receiver before ``add`` returns, so ``flush`` has nothing to deliver.
+The synchronous conveniences (:meth:`contains_many`, :meth:`add_many` and their one-key
+and URL forms) return answers directly and never involve the receiver.
+
+Keys are 64-bit unsigned ints; URL forms key URLs with
+:func:`pycrawler.keys.fingerprints64` (the first 8 bytes of MD5).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..keys import fingerprints64
+
+Receiver = Callable[[np.ndarray, Sequence[Any], np.ndarray], None]
+
+
+def as_keys(keys) -> np.ndarray:
+    """Keys as a 1-D uint64 array: ints in [0, 2**64) as a list, an array or one int."""
+    from ..errors import BadInput
+
+    array = keys if isinstance(keys, np.ndarray) else np.asarray(keys)
+    if array.dtype.kind in "fO" and not isinstance(keys, np.ndarray):
+        # numpy holds a list of Python ints past 2**63 as floats or objects: convert exactly.
+        try:
+            if not all(isinstance(k, int) for k in (keys if isinstance(keys, (list, tuple)) else [keys])):
+                raise TypeError
+            array = np.array(keys, dtype=np.uint64)
+        except (OverflowError, TypeError, ValueError):
+            raise BadInput("Visited keys are ints in [0, 2**64)") from None
+    if array.dtype.kind not in "iu" and array.size:
+        raise BadInput(f"Visited keys are 64-bit unsigned ints, not {array.dtype}")
+    if array.dtype.kind == "i" and array.size and array.min() < 0:
+        raise BadInput("Visited keys are ints in [0, 2**64), not negative")
+    return array.astype(np.uint64, copy=False).reshape(-1)
+
+
+def per_key(callback: Callable[[int, Any, bool], None]) -> Receiver:
+    """A batch receiver that calls ``callback(key, aux, unique)`` once per key."""
+
+    def receiver(keys: np.ndarray, aux: Sequence[Any], unique: np.ndarray) -> None:
+        for key, payload, new in zip(keys.tolist(), aux, unique.tolist()):
+            callback(key, payload, new)
+
+    return receiver
+
+
+class Visited(ABC):
+    """A URL-seen table. Subclasses implement :meth:`add_batch`, :meth:`flush`,
+    :meth:`add_many`, :meth:`contains_many` and :meth:`close`."""
+
+    _receiver: Receiver | None = None
+
+    def set_receiver(self, receiver: Receiver | None) -> None:
+        """Where results of queued adds go (see the module docstring); None drops them."""
+        self._receiver = receiver
+
+    # -- the asynchronous protocol -----------------------------------------------------------
+    @abstractmethod
+    def add_batch(self, keys, aux: Sequence[Any] | None = None) -> None:
+        """Queue a check+update of each key; ``aux[i]`` travels with ``keys[i]`` to the receiver."""
+
+    def add(self, key: int, aux: Any = None) -> None:
+        """Queue a check+update of one key."""
+        self.add_batch(np.array([key], dtype=np.uint64), [aux])
+
+    @abstractmethod
+    def flush(self) -> None:
+        """Resolve every queued check and deliver the results to the receiver."""
+
+    # -- synchronous conveniences --------------------------------------------------------------
+    @abstractmethod
+    def add_many(self, keys) -> np.ndarray:
+        """Check+update now: a bool array, True where the key was new (first occurrence)."""
+
+    @abstractmethod
+    def contains_many(self, keys) -> np.ndarray:
+        """Check only: a bool array, True where the key has been added."""
+
+    def contains(self, key: int) -> bool:
+        return bool(self.contains_many(np.array([key], dtype=np.uint64))[0])
+
+    def __contains__(self, key: int) -> bool:
+        return self.contains(key)
+
+    # -- URL forms -------------------------------------------------------------------------
+    def add_urls(self, urls: Sequence[str], aux: Sequence[Any] | None = None) -> None:
+        """Queue the URLs' fingerprints; the receiver's ``aux`` is the URLs unless given."""
+        urls = list(urls)
+        self.add_batch(fingerprints64(urls), urls if aux is None else aux)
+
+    def add_many_urls(self, urls: Sequence[str]) -> np.ndarray:
+        return self.add_many(fingerprints64(urls))
+
+    def contains_urls(self, urls: Sequence[str]) -> np.ndarray:
+        return self.contains_many(fingerprints64(urls))
+
+    # -- life cycle --------------------------------------------------------------------------
+    @abstractmethod
+    def close(self) -> None:
+        """Flush and release the table (idempotent)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class SynchronousVisited(Visited):
+    """A table that resolves every add at once: queued adds are delivered before they return."""
+
+    def add_batch(self, keys, aux: Sequence[Any] | None = None) -> None:
+        keys = as_keys(keys)
+        if aux is not None and len(aux) != len(keys):
+            from ..errors import BadInput
+
+            raise BadInput(f"aux has {len(aux)} entries for {len(keys)} keys")
+        unique = self.add_many(keys)
+        if self._receiver is not None:
+            self._receiver(keys, [None] * len(keys) if aux is None else aux, unique)
+
+    def flush(self) -> None:
+        """Nothing is ever queued."""

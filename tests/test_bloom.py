@@ -1,0 +1,154 @@
+"""The sized Bloom filter: sizing, the Visited protocol, the measured false-positive rate,
+and its memory-mapped file."""
+
+import math
+import struct
+
+import numpy as np
+import pytest
+
+from pycrawler.errors import BadInput
+from pycrawler.keys import fingerprint64, fingerprints64
+from pycrawler.seen import BloomFilter, optimal_parameters, per_key
+from pycrawler.seen.bloom import HEADER_SIZE
+
+
+def random_keys(n, seed):
+    return np.random.default_rng(seed).integers(0, 2**64 - 1, n, dtype=np.uint64, endpoint=True)
+
+
+def test_optimal_parameters_follow_the_textbook_formulas():
+    m, k = optimal_parameters(1_000_000, 0.01)
+    assert m % 64 == 0 and abs(m - 1_000_000 * -math.log(0.01) / math.log(2) ** 2) < 64
+    assert k == 7
+    with pytest.raises(BadInput):
+        optimal_parameters(0, 0.01)
+    with pytest.raises(BadInput):
+        optimal_parameters(10, 1.5)
+
+
+def test_measured_false_positive_rate_at_capacity_is_within_1_2x_of_target():
+    capacity, target = 200_000, 0.01
+    f = BloomFilter(capacity, target)
+    f.add_many(random_keys(capacity, 1))
+    probes = 400_000
+    rate = f.contains_many(random_keys(probes, 2)).mean()
+    assert rate <= 1.2 * target
+    assert abs(f.false_positive_rate() - target) < 0.2 * target
+
+
+def test_sequential_keys_hash_as_well_as_random_ones():
+    f = BloomFilter(100_000, 0.01)
+    f.add_many(np.arange(100_000, dtype=np.uint64))
+    assert f.contains_many(np.arange(100_000, 300_000, dtype=np.uint64)).mean() <= 0.012
+
+
+def test_add_many_says_which_keys_were_new_first_occurrence_wins():
+    f = BloomFilter(1000, 0.001)
+    assert f.add_many([5, 6, 5, 7, 6]).tolist() == [True, True, False, True, False]
+    assert f.add_many([7, 8]).tolist() == [False, True]
+    assert f.contains_many([5, 8, 9]).tolist() == [True, True, False]
+    assert f.contains(6) and 10 not in f
+    assert len(f) == 4
+
+
+def test_receiver_gets_batches_with_aux_at_once():
+    f = BloomFilter(1000, 0.001)
+    batches = []
+    f.set_receiver(lambda keys, aux, unique: batches.append((keys.tolist(), list(aux), unique.tolist())))
+    f.add_batch(np.array([1, 2, 1], dtype=np.uint64), ["a", "b", "c"])
+    f.add(3)
+    f.flush()
+    assert batches == [([1, 2, 1], ["a", "b", "c"], [True, True, False]), ([3], [None], [True])]
+
+
+def test_per_key_adapts_a_one_result_callback():
+    f = BloomFilter(1000, 0.001)
+    seen = []
+    f.set_receiver(per_key(lambda key, aux, unique: seen.append((key, aux, unique))))
+    f.add_urls(["http://a/", "http://a/"])
+    assert seen == [(fingerprint64("http://a/"), "http://a/", True), (fingerprint64("http://a/"), "http://a/", False)]
+
+
+def test_url_forms_key_urls_by_fingerprint():
+    f = BloomFilter(1000, 0.001)
+    assert f.add_many_urls(["http://a/", "http://b/", "http://a/"]).tolist() == [True, True, False]
+    assert f.contains_many(fingerprints64(["http://b/"])).tolist() == [True]
+    assert f.contains_urls(["http://a/", "http://c/"]).tolist() == [True, False]
+
+
+MASK64 = 2**64 - 1
+
+
+def reference_bits(key, m, k):
+    """Format 1's probes in plain Python: splitmix64 finaliser, double hashing, multiply-shift."""
+
+    def mix(x):
+        x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK64
+        return x ^ (x >> 31)
+
+    h1 = mix((key + 0x9E3779B97F4A7C15) & MASK64)
+    h2 = mix(h1) | 1
+    return {(((h1 + i * h2) & MASK64) >> 32) * m >> 32 for i in range(k)}
+
+
+def test_hashing_is_the_documented_stable_format(tmp_path):
+    """The bits a key sets are fixed by the file format, the same in every process."""
+    f = BloomFilter.create(tmp_path / "f", capacity=64, fpr=0.01)
+    keys = [0, 1, 2**63, 2**64 - 1, fingerprint64("http://example.com/")]
+    f.add_many(keys)
+    f.close()
+    bits = np.unpackbits(np.fromfile(tmp_path / "f", dtype=np.uint8)[HEADER_SIZE:], bitorder="little")
+    assert set(np.flatnonzero(bits).tolist()) == set().union(*(reference_bits(key, f.m, f.k) for key in keys))
+    assert reference_bits(0, 128, 1) == {113}   # pinned: a change here is a format change
+
+
+def test_file_round_trip_keeps_bits_count_and_parameters(tmp_path):
+    path = tmp_path / "visited.bloom"
+    f = BloomFilter.create(path, capacity=10_000, fpr=0.01)
+    keys = random_keys(5000, 3)
+    f.add_many(keys)
+    count = len(f)
+    f.close()
+    g = BloomFilter.open(path)
+    assert (g.m, g.k, g.capacity, g.fpr, len(g)) == (f.m, f.k, 10_000, 0.01, count)
+    assert g.contains_many(keys).all()
+    assert not g.add_many(keys[:10]).any()
+    g.close()
+    assert path.stat().st_size == HEADER_SIZE + f.m // 8
+
+
+def test_create_refuses_to_overwrite(tmp_path):
+    BloomFilter.create(tmp_path / "f", 100).close()
+    with pytest.raises(BadInput):
+        BloomFilter.create(tmp_path / "f", 100)
+
+
+def test_wrong_magic_version_size_or_truncation_is_bad_input(tmp_path):
+    path = tmp_path / "f"
+    BloomFilter.create(path, 1000).close()
+    good = path.read_bytes()
+    cases = {
+        "magic": b"NOTBLOOM" + good[8:],
+        "version": good[:8] + struct.pack("<I", 99) + good[12:],
+        "truncated": good[:-1],
+        "extended": good + b"\0",
+        "header only": good[:HEADER_SIZE - 1],
+        "empty": b"",
+    }
+    for name, data in cases.items():
+        path.write_bytes(data)
+        with pytest.raises(BadInput):
+            BloomFilter.open(path)
+    with pytest.raises(BadInput):
+        BloomFilter.open(tmp_path / "absent")
+
+
+def test_keys_must_be_integers_and_closed_filters_refuse_work():
+    f = BloomFilter(100)
+    with pytest.raises(BadInput):
+        f.add_many(["http://a/"])
+    f.close()
+    with pytest.raises(BadInput):
+        f.contains(1)

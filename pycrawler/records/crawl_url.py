@@ -41,6 +41,7 @@ import dataclasses
 import struct
 from collections.abc import Iterable, Sequence
 
+from ..store.bindings import Binding, register_binding
 from ..store.tuple import NULL_STRING, TupleFormatError, java_utf, java_utf_decode
 
 FORMAT_VERSION = 1
@@ -239,3 +240,9 @@ def decode_many(values: Iterable[bytes]) -> list[CrawlUrl]:
 def to_dict(record: CrawlUrl) -> dict:
     """Every field by name (a fresh list for ``url_references``), e.g. for JSON output."""
     return {name: (list(v) if isinstance(v := getattr(record, name), list) else v) for name in FIELD_NAMES}
+
+
+BINDING = register_binding(Binding(
+    "crawl_url", encode, decode, "a CrawlUrl record (pycrawler.records.crawl_url), versioned tuple fields",
+    "org.pycrawler.bridge.CrawlUrlBinding"))
+"""``crawl_url``: the binding name for :class:`~pycrawler.store.mapping.SortedMap` and ``store dump``."""

@@ -1,0 +1,206 @@
+"""pycrawler's TODO frontier: CrawlUrl records in one JE database, in key or FIFO order.
+
+Two orders, one database each (the name says which, so a store's order is never guessed):
+
+``key`` (database ``todo_by_url``)
+    The book's order. The key is the record's ``ori_url`` in ``StringBinding`` form (JE's UTF,
+    zero-terminated), so ``get_next`` returns the smallest URL in JE's byte order (code-unit
+    order; U+0000 sorts after U+007F). Putting a URL that is already waiting replaces its
+    record (the book's ``StoredMap.put``): this order is also a set of pending URLs.
+``fifo`` (database ``todo_fifo``)
+    First in, first out. The key is a sequence number in ``LongBinding`` form; the counter is
+    recovered at open from the last key, so order holds across restarts. Every put is a new
+    entry, duplicates included (pair it with a URL-seen filter).
+
+Values are :mod:`pycrawler.records.crawl_url`'s format (``CrawlUrlBinding``), so Java reads
+either database as ``StoredSortedMap<String, CrawlUrl>`` / ``StoredSortedMap<Long, CrawlUrl>``.
+
+Durability: each ``put_urls`` and each ``get_next_batch`` is one JE transaction (one JNI
+crossing for the writes). When it returns, the batch is committed; with the default
+``write_no_sync`` the commit is in the operating system's hands and survives kill -9 of this
+process, and ``durability="sync"`` also survives a power cut (fsync per commit, much slower).
+``get_next`` hands records out at most once: a record returned is gone from the store even if
+the caller dies before crawling it, as in the book.
+
+One object per store: JE lets one process write an environment, and the object's lock makes
+concurrent ``put``/``get`` calls from several threads safe.
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+import threading
+from collections.abc import Callable, Iterable
+from itertools import islice
+
+import numpy as np
+
+from ..errors import BadInput, PycrawlerError
+from ..records.crawl_url import CrawlUrl, decode_many, encode_many
+from ..store import Environment
+from ..store.mapping import SortedMap
+from ..store.packing import pack, pack_fixed
+from ..store.tuple import java_utf
+from .protocol import TodoFrontier
+
+ORDERS = {"key": "todo_by_url", "fifo": "todo_fifo"}
+"""Order name -> the database holding a frontier of that order."""
+KEY_BINDINGS = {"key": "string", "fifo": "long"}
+"""Order name -> the tuple binding of its keys (see :mod:`pycrawler.store.bindings`)."""
+
+_LONG_SIGN = np.uint64(1 << 63)
+
+
+def require_url(record: CrawlUrl) -> str:
+    """The record's ``ori_url``, the URL a TODO entry stands for; BadInput when missing."""
+    url = getattr(record, "ori_url", None)
+    if not isinstance(url, str) or not url:
+        raise BadInput(f"a TODO entry needs a non-empty ori_url, got {record!r:.200}")
+    return url
+
+
+def _url_key(record: CrawlUrl) -> bytes:
+    """``StringBinding`` bytes of the record's URL."""
+    return java_utf(require_url(record)) + b"\x00"
+
+
+def _sequence_keys(first: int, count: int) -> tuple[bytes, np.ndarray]:
+    """``LongBinding`` bytes of ``first .. first+count-1``, packed for one JNI crossing."""
+    numbers = np.arange(first, first + count, dtype=np.uint64) ^ _LONG_SIGN
+    return pack_fixed(numbers.astype(">u8"))
+
+
+def _sequence_number(key: bytes) -> int:
+    return int.from_bytes(key, "big") - (1 << 63)
+
+
+def sorted_entries(keys: list[bytes], values: list[bytes]) -> tuple[tuple, tuple]:
+    """Keys and values packed in key order, for one ``put_many``. JE inserts a sorted batch
+    several times faster (neighbouring tree nodes); the sort is stable, so of a key given
+    twice the later value is written last and wins, as it would one at a time."""
+    by_key = sorted(range(len(keys)), key=keys.__getitem__)
+    return pack([keys[i] for i in by_key]), pack([values[i] for i in by_key])
+
+
+class JeFrontier(TodoFrontier):
+    """What every JE-backed TODO store shares: a put is one transaction and one JNI crossing,
+    a pop takes the head of the database in key order (one scan page and one range delete,
+    in one transaction). Subclasses say how records become entries and back."""
+
+    def __init__(self, env: Environment, db):
+        self.env = env
+        self.db = db
+        self._owns_env = False
+        self._lock = threading.Lock()
+
+    @classmethod
+    def _open_env(cls, path, *, create: bool, read_only: bool, durability: str, cache_size: int | None,
+                  make: Callable[[Environment], "JeFrontier"]) -> "JeFrontier":
+        env = Environment(path, create=create, read_only=read_only, durability=None if read_only else durability,
+                          cache_size=cache_size)
+        try:
+            frontier = make(env)
+        except BaseException:
+            env.close()
+            raise
+        frontier._owns_env = True
+        return frontier
+
+    @abc.abstractmethod
+    def _entries(self, records: list[CrawlUrl]) -> tuple[tuple, tuple]:
+        """Packed keys and values for ``records``; runs under the lock."""
+
+    def _records(self, values: tuple[bytes, ...]) -> list[CrawlUrl]:
+        return decode_many(values)
+
+    def _stored(self, count: int) -> None:
+        """Called under the lock once ``count`` records are committed."""
+
+    def put_urls(self, batch: Iterable[CrawlUrl]) -> int:
+        records = list(batch)
+        if not records:
+            return 0
+        with self._lock:
+            keys, values = self._entries(records)
+            with self.env.begin() as txn:
+                self.db.put_many(keys, values, txn=txn)
+            self._stored(len(records))
+        return len(records)
+
+    def get_next_batch(self, n: int) -> list[CrawlUrl]:
+        if n <= 0:
+            return []
+        with self._lock, self.env.begin() as txn:
+            page = list(islice(self.db.items(txn=txn, page_records=n), n))
+            if not page:
+                return []
+            keys, values = zip(*page)
+            records = self._records(values)  # before the delete: a damaged record aborts the pop
+            # The page is the head of the database, so one cursor walk deletes it; a count that
+            # differs means someone wrote around this object's lock, and the pop is undone.
+            removed = self.db.delete_range(keys[0], keys[-1] + b"\x00", txn=txn)
+            if removed != len(keys):
+                raise PycrawlerError(f"{self.db.name!r} changed during a pop ({removed} records in the range "
+                                     f"of {len(keys)} read): use one frontier object per store")
+        return records
+
+    def __len__(self) -> int:
+        return self.db.count()
+
+    def close(self) -> None:
+        if self._owns_env:
+            self.env.close()
+        else:
+            self.db.close()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.layout} layout, {self.order} order, in {str(self.env.path)!r}>"
+
+
+class JeTodoFrontier(JeFrontier):
+    """pycrawler's TODO frontier on a JE database of an open
+    :class:`~pycrawler.store.Environment`.
+
+    ``order``: "key" or "fifo" (see the module docstring). ``create`` makes the database
+    when absent. Use :meth:`open` to let the frontier own its environment.
+    """
+
+    layout = "pycrawler"
+
+    def __init__(self, env: Environment, order: str = "key", *, create: bool = False):
+        if order not in ORDERS:
+            raise BadInput(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
+        super().__init__(env, env.open_database(ORDERS[order], create=create))
+        self.order = order
+        self._next_sequence = self._recover_sequence() if order == "fifo" else None
+
+    @classmethod
+    def open(cls, path: str | os.PathLike, order: str = "key", *, create: bool = False, read_only: bool = False,
+             durability: str = "write_no_sync", cache_size: int | None = None) -> "JeTodoFrontier":
+        """Open (``create``: or make) the frontier in the environment at ``path``; closing the
+        frontier closes the environment."""
+        return cls._open_env(path, create=create, read_only=read_only, durability=durability, cache_size=cache_size,
+                             make=lambda env: cls(env, order, create=create and not read_only))
+
+    def _recover_sequence(self) -> int:
+        for key in self.db.keys(reverse=True, page_records=1):
+            return _sequence_number(key) + 1
+        return 0
+
+    @property
+    def mapping(self) -> SortedMap:
+        """The records as a sorted mapping (URL or sequence number -> CrawlUrl), the view a
+        Java ``StoredSortedMap`` has of the same database; for reading and inspection."""
+        return SortedMap(self.db, KEY_BINDINGS[self.order], "crawl_url")
+
+    def _entries(self, records: list[CrawlUrl]) -> tuple[tuple, tuple]:
+        if self.order == "key":
+            return sorted_entries([_url_key(r) for r in records], encode_many(records))
+        for record in records:
+            require_url(record)
+        return _sequence_keys(self._next_sequence, len(records)), pack(encode_many(records))
+
+    def _stored(self, count: int) -> None:
+        if self._next_sequence is not None:
+            self._next_sequence += count

@@ -142,7 +142,7 @@ class BookFrontier(JeFrontier):
         super().__init__(env, env.open_database(URL_DATABASE, create=create))
         self.catalog = ClassCatalog(catalog_db)
         self._decoder = SerialDecoder(self.catalog)
-        self._encoder = None if env.read_only else SerialEncoder(self.catalog)
+        self._encoder = SerialEncoder(self.catalog)
 
     @classmethod
     def open(cls, path: str | os.PathLike, *, create: bool = False, read_only: bool = False,
@@ -153,8 +153,6 @@ class BookFrontier(JeFrontier):
                              make=lambda env: cls(env, create=create and not read_only))
 
     def _entries(self, records: list[CrawlUrl]) -> tuple[tuple, tuple]:
-        if self._encoder is None:
-            raise BadInput(f"{self.env.path} is open read-only")
         keys = [self._encoder.encode_string(require_url(r)) for r in records]
         values = [self._encoder.encode_object(BOOK_CLASS, to_book_values(r)) for r in records]
         return sorted_entries(keys, values)

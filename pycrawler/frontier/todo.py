@@ -117,7 +117,12 @@ class JeFrontier(TodoFrontier):
     def _stored(self, count: int) -> None:
         """Called under the lock once ``count`` records are committed."""
 
+    def _require_writable(self) -> None:
+        if self.env.read_only:
+            raise BadInput(f"{self.env.path} is open read-only: a TODO store changes on every put and pop")
+
     def put_urls(self, batch: Iterable[CrawlUrl]) -> int:
+        self._require_writable()
         records = list(batch)
         if not records:
             return 0
@@ -129,6 +134,7 @@ class JeFrontier(TodoFrontier):
         return len(records)
 
     def get_next_batch(self, n: int) -> list[CrawlUrl]:
+        self._require_writable()
         if n <= 0:
             return []
         with self._lock, self.env.begin() as txn:

@@ -1,0 +1,187 @@
+"""``pycrawler frontier put|pop|stats``: a TODO frontier from the shell.
+
+The commands see only the TODO protocol (:mod:`pycrawler.frontier.protocol`); which store a
+directory holds (pycrawler's, in key or FIFO order, or the seed book's ``BDBFrontier``) is
+detected by :func:`pycrawler.frontier.layouts.open_frontier`, and an unknown one is refused.
+
+``put`` reads URLs from its arguments or, with none, from stdin (one per line, UTF-8, blank
+lines skipped) and stores them in batches, each one transaction: when a bad URL stops the
+command, the batches before it are stored and the message says how many URLs that was.
+A URL must be absolute (``scheme://host...``), without whitespace or control characters,
+and at most ``--max-url-chars`` long (default 8192; 0: no limit). Characters outside the
+BMP are kept as they are.
+
+``pop`` removes what it prints (the book's at-most-once ``getNext``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Iterable, Iterator
+from datetime import datetime, timedelta, timezone
+from itertools import islice
+from urllib.parse import urlsplit
+
+from ..errors import BadInput
+from ..frontier.layouts import LAYOUTS, open_frontier
+from ..frontier.protocol import TodoFrontier
+from ..records.crawl_url import CrawlUrl, to_dict
+
+BATCH = 10_000
+MAX_URL_CHARS = 8192
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*\Z")
+_FORBIDDEN = re.compile(r"[\x00-\x20\x7f-\x9f\ud800-\udfff]")
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("frontier", help="put URLs into, pop them from, and count a TODO frontier")
+    actions = p.add_subparsers(dest="frontier_command", required=True, metavar="ACTION")
+
+    put = actions.add_parser("put", help="add URLs (arguments, or stdin one per line)")
+    put.add_argument("dir", help="the frontier's directory (created when absent)")
+    put.add_argument("urls", nargs="*", metavar="URL", help="URLs to add; none: read stdin")
+    put.add_argument("--layout", choices=list(LAYOUTS), help="layout of a new store (default pycrawler); "
+                     "an existing store's is detected")
+    put.add_argument("--order", choices=sorted({o for orders in LAYOUTS.values() for o in orders}),
+                     help="order of a new store (default key)")
+    put.add_argument("--batch", type=_positive, default=BATCH, help=f"URLs per transaction (default {BATCH})")
+    put.add_argument("--max-url-chars", type=int, default=MAX_URL_CHARS,
+                     help=f"refuse longer URLs (default {MAX_URL_CHARS}; 0: no limit)")
+    put.set_defaults(run=run_put)
+
+    pop = actions.add_parser("pop", help="remove and print the next records")
+    pop.add_argument("dir")
+    pop.add_argument("-n", type=_positive, default=1, help="how many records (default 1)")
+    pop.add_argument("--format", choices=("text", "jsonl"), default="text",
+                     help="text (for reading) or jsonl (one JSON object of every field per record)")
+    pop.set_defaults(run=run_pop)
+
+    stats = actions.add_parser("stats", help="layout, order and count of a store (read-only)")
+    stats.add_argument("dir")
+    stats.set_defaults(run=run_stats)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+# -- put --------------------------------------------------------------------------------------------
+
+def check_url(url: str | None, max_chars: int = MAX_URL_CHARS) -> str:
+    """``url`` if a frontier should hold it, else BadInput saying why."""
+    if url is None or url == "":
+        raise BadInput("empty URL")
+    if max_chars and len(url) > max_chars:
+        raise BadInput(f"URL of {len(url)} characters is longer than {max_chars} (see --max-url-chars): "
+                       f"{url[:60]}...")
+    if bad := _FORBIDDEN.search(url):
+        what = "undecodable bytes" if "\ud800" <= bad.group() <= "\udfff" else "whitespace or a control character"
+        raise BadInput(f"URL contains {what} ({bad.group()!r} at {bad.start()}): {url[:80]!r}")
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise BadInput(f"malformed URL ({exc}): {url[:80]!r}") from None
+    if not _SCHEME.match(parts.scheme) or not parts.netloc:
+        raise BadInput(f"not an absolute URL (scheme://host...): {url[:80]!r}")
+    return url
+
+
+def _stdin_urls() -> Iterator[tuple[str, str]]:
+    for number, raw in enumerate(sys.stdin.buffer, 1):
+        try:
+            line = raw.decode("utf-8").strip()
+        except UnicodeDecodeError as exc:
+            raise BadInput(f"stdin line {number} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+        if line:
+            yield f"stdin line {number}", line
+
+
+def _checked(sources: Iterable[tuple[str, str]], max_chars: int) -> Iterator[CrawlUrl]:
+    for where, url in sources:
+        try:
+            yield CrawlUrl(ori_url=check_url(url, max_chars))
+        except BadInput as exc:
+            raise BadInput(f"{where}: {exc}") from None
+
+
+def run_put(args: argparse.Namespace) -> int:
+    if args.urls:
+        sources = ((f"argument {i}", url) for i, url in enumerate(args.urls, 1))
+    else:
+        sources = _stdin_urls()
+    records = _checked(sources, args.max_url_chars)
+    batch = list(islice(records, args.batch))  # a bad first batch leaves no store behind
+    stored = 0
+    with open_frontier(args.dir, layout=args.layout, order=args.order, create=True) as frontier:
+        try:
+            while batch:
+                stored += frontier.put_urls(batch)
+                batch = list(islice(records, args.batch))
+        except BadInput as exc:
+            raise BadInput(f"{exc} ({stored} URLs stored before it)") from None
+        print(f"put {stored} URLs into {args.dir} ({frontier.layout} layout, {frontier.order} order, "
+              f"{len(frontier)} waiting)")
+    return 0
+
+
+# -- pop --------------------------------------------------------------------------------------------
+
+def _time_note(value: int | None, unit_per_second: int) -> str:
+    if value is None:
+        return ""
+    try:
+        moment = _EPOCH + timedelta(seconds=value // unit_per_second)
+    except OverflowError:
+        return ""
+    fraction = value % unit_per_second
+    digits = len(str(unit_per_second)) - 1
+    return f" ({moment:%Y-%m-%dT%H:%M:%S}.{fraction:0{digits}d}Z)"
+
+
+def _text(record: CrawlUrl) -> str:
+    lines = [record.ori_url or ""]
+    for name, value in to_dict(record).items():
+        note = _time_note(value, 10**9) if name == "last_update_time" else \
+            _time_note(value, 1000) if name == "time_to_live" else ""
+        lines.append(f"  {name}: {json.dumps(value, ensure_ascii=False)}{note}")
+    return "\n".join(lines)
+
+
+def run_pop(args: argparse.Namespace) -> int:
+    # A lone surrogate (from a Java string cut in half) must not stop the output mid-record.
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="backslashreplace")
+    with open_frontier(args.dir) as frontier:
+        remaining = args.n
+        while remaining and (batch := frontier.get_next_batch(min(remaining, BATCH))):
+            remaining -= len(batch)
+            if args.format == "jsonl":
+                out = "".join(json.dumps(to_dict(r)) + "\n" for r in batch)
+            else:
+                out = "".join(_text(r) + "\n" for r in batch)
+            sys.stdout.write(out)
+        sys.stdout.flush()
+    return 0
+
+
+# -- stats ------------------------------------------------------------------------------------------
+
+def describe(frontier: TodoFrontier) -> dict:
+    return {"layout": frontier.layout, "order": frontier.order, "count": len(frontier)}
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    with open_frontier(args.dir, read_only=True) as frontier:
+        for name, value in describe(frontier).items():
+            print(f"{name}: {value}")
+    return 0

@@ -12,9 +12,9 @@ import sys
 import traceback
 
 from ..errors import PycrawlerError
-from . import info, store
+from . import frontier, info, store
 
-GROUPS = (info, store)
+GROUPS = (info, store, frontier)
 
 
 def build_parser() -> argparse.ArgumentParser:

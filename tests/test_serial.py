@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from datetime import datetime, timezone
 from decimal import Decimal
+from uuid import UUID
 
 import jpype
 import pytest
@@ -20,7 +21,7 @@ from pycrawler.store import Environment
 from pycrawler.store.catalog import ClassCatalog, next_class_id
 from pycrawler.store.serial import (
     DATE_CLASS, STRING_ARRAY_CLASS, TIMESTAMP_CLASS, BlockData, JavaObject, JavaTimestamp, SerialDecoder,
-    SerialEncoder, decode_stream, descriptor_bytes, java_class,
+    NOT_SERIAL, SerialEncoder, catalog_decoder, decode_stream, descriptor_bytes, java_class,
 )
 
 FIXTURES = "org.pycrawler.bridge.fixtures."
@@ -337,3 +338,25 @@ def test_bad_values_say_what_is_wrong(java_store, value, message):
 def test_a_stream_without_header_is_refused():
     with pytest.raises(BadInput, match="no Java serialization header"):
         decode_stream(b"\x74\x00\x00")
+
+
+def test_the_guessing_form_says_not_serial_instead_of_raising(java_store):
+    env, _, _ = java_store
+    decoder = catalog_decoder(env)
+    assert decoder(b"\x74\x00\x02hi") == "hi"
+    for not_serial in (b"", b"hi\x00", b"p\x00", b"\x00\x00\x00\x01"):  # e.g. tuple-bound strings, ints
+        assert decoder(not_serial) is decoder.NOT_SERIAL is NOT_SERIAL
+
+
+def test_rarer_jdk_classes_get_their_python_shape(java_store):
+    more = dict(java_store[2]["more"])
+    assert more.pop("@class") == FIXTURES + "MoreJdkClasses"
+    assert more == {
+        "listOf": ["l1", "l2"], "setOf": {"s1"}, "mapOf": {"m": 1},
+        "emptyList": [], "emptySet": set(), "emptyMap": {},
+        "singletonList": ["one"], "singleton": {"only"}, "singletonMap": {"k": "v"},
+        "unmodifiableSet": {"u"}, "checkedList": [], "deque": [1, 2], "queue": [5], "cowList": ["c"], "cowSet": {"cs"},
+        "properties": {"key": "value"}, "identity": {"i": 9}, "enumMap": {"RED": "r"}, "concurrent": {"c": 3},
+        "skipListMap": {"a": 1, "b": 2}, "skipListSet": {"x"}, "builder": "built", "buffer": "buffered",
+        "uuid": UUID("123e4567-e89b-12d3-a456-426614174000"),
+    }

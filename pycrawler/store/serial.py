@@ -52,7 +52,7 @@ SC_WRITE_METHOD, SC_SERIALIZABLE, SC_EXTERNALIZABLE, SC_BLOCK_DATA, SC_ENUM = 0x
 PRIMITIVES = {"B": ("b", "byte"), "C": ("H", "char"), "D": ("d", "double"), "F": ("f", "float"),
               "I": ("i", "int"), "J": ("q", "long"), "S": ("h", "short"), "Z": ("?", "boolean")}
 _PRIMITIVE_CODE = {java: code for code, (_, java) in PRIMITIVES.items()}
-_U8, _S8, _U16, _S16, _S32, _S64, _U64 = (struct.Struct(f) for f in (">B", ">b", ">H", ">h", ">i", ">q", ">Q"))
+_S8, _U16, _S16, _S32, _S64, _U64 = (struct.Struct(f) for f in (">b", ">H", ">h", ">i", ">q", ">Q"))
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
@@ -94,6 +94,10 @@ class ClassDesc:
             chain.append(desc)
             desc = desc.superclass
         return chain[::-1]
+
+    @functools.cached_property
+    def field_layout(self):
+        return _field_layout(self.fields)
 
     def same_format(self, other: ClassDesc) -> bool:
         return (self.name, self.serial_version_uid, self.flags, self.fields, self.interfaces) == \
@@ -212,7 +216,10 @@ class _Input:
         return values
 
     def u8(self) -> int:
-        return self.unpack(_U8)[0]
+        if self.pos >= len(self.data):
+            raise self.fail("truncated: the stream ends where more was expected")
+        self.pos += 1
+        return self.data[self.pos - 1]
 
     def peek(self) -> int:
         if self.pos >= len(self.data):
@@ -228,19 +235,26 @@ class _Input:
         return len(self.data) - self.pos
 
 
-@functools.lru_cache(maxsize=4096)
-def _primitive_layout(fields: tuple[FieldDesc, ...]) -> tuple[struct.Struct, tuple[FieldDesc, ...]]:
-    prims = tuple(f for f in fields if f.primitive)
-    return struct.Struct(">" + "".join(PRIMITIVES[f.typecode][0] for f in prims)), prims
+def _field_layout(fields: tuple[FieldDesc, ...]):
+    """How a class's field values lie in the stream: one struct for the primitives (all of
+    them first), their names, the names of the chars among them, then the object fields'
+    names; None when a primitive follows an object field (Java refuses that descriptor too)."""
+    prims = [f for f in fields if f.primitive]
+    if any(f.primitive for f in fields[len(prims):]):
+        return None
+    return (struct.Struct(">" + "".join(PRIMITIVES[f.typecode][0] for f in prims)), [f.name for f in prims],
+            [f.name for f in prims if f.typecode == "C"], [f.name for f in fields[len(prims):]])
 
 
 class _Reader:
     """One stream being decoded: its position, its handle table and the class catalog."""
 
-    def __init__(self, data: bytes, catalog, where: str):
+    def __init__(self, data: bytes, catalog, where: str, resolved: dict | None = None):
         self.input = _Input(data, where)
         self.catalog = catalog
         self.handles: list = []
+        # (catalog descriptor, superclass descriptor) -> the two joined, shared across values
+        self.resolved = {} if resolved is None else resolved
 
     # handles -------------------------------------------------------------------------
     def assign(self, value) -> int:
@@ -322,9 +336,12 @@ class _Reader:
             desc = self.inline_class_desc()
         self.handles[handle] = desc
         self.annotations()  # a class annotation (none, from a plain ObjectOutputStream) is skipped
-        desc = dataclasses.replace(desc, superclass=self.class_desc())
-        self.handles[handle] = desc
-        return desc
+        superclass = self.class_desc()
+        joined = self.resolved.get((desc, superclass))
+        if joined is None:
+            joined = self.resolved[desc, superclass] = dataclasses.replace(desc, superclass=superclass)
+        self.handles[handle] = joined
+        return joined
 
     def inline_class_desc(self) -> ClassDesc:
         name = self.input.utf()
@@ -401,14 +418,15 @@ class _Reader:
         return slices
 
     def field_values(self, cls: ClassDesc) -> dict:
-        layout, prims = _primitive_layout(cls.fields)
-        if any(f.primitive for f in cls.fields[len(prims):]):
+        layout = cls.field_layout
+        if layout is None:
             raise self.input.fail(f"class {cls.name}: a primitive field after an object field")
-        values = {}
-        for field, value in zip(prims, self.input.unpack(layout)):
-            values[field.name] = chr(value) if field.typecode == "C" else value
-        for field in cls.fields[len(prims):]:
-            values[field.name] = self.content()
+        prims, prim_names, char_names, object_names = layout
+        values = dict(zip(prim_names, self.input.unpack(prims)))
+        for name in char_names:
+            values[name] = chr(values[name])
+        for name in object_names:
+            values[name] = self.content()
         return values
 
     def array(self):
@@ -460,8 +478,8 @@ def _flatten(target: JavaObject, slices: dict[str, dict]) -> JavaObject:
     return target
 
 
-def _decode(data: bytes, catalog, where: str):
-    reader = _Reader(data, catalog, where)
+def _decode(data: bytes, catalog, where: str, resolved: dict | None = None):
+    reader = _Reader(data, catalog, where, resolved)
     try:
         value = reader.content()
     except RecursionError:
@@ -479,19 +497,50 @@ def decode_stream(data: bytes, where: str = "serialized stream"):
     return _decode(data[4:], None, where)
 
 
+class _NotSerial:
+    def __repr__(self) -> str:
+        return "NOT_SERIAL"
+
+
+NOT_SERIAL = _NotSerial()
+
+
 class SerialDecoder:
-    """Decodes values written by ``SerialBinding`` with a :class:`~pycrawler.store.catalog.ClassCatalog`."""
+    """Decodes values written by ``SerialBinding`` with a :class:`~pycrawler.store.catalog.ClassCatalog`.
+
+    Calling the decoder (``decoder(data)``) is the guessing form for tools that do not know a
+    database's bindings: the decoded value, or :data:`NOT_SERIAL` when the bytes are not a
+    value this catalog can decode.
+    """
+
+    NOT_SERIAL = NOT_SERIAL
 
     def __init__(self, catalog):
         self.catalog = catalog
+        self._resolved: dict = {}
+
+    def __call__(self, data: bytes):
+        try:
+            return self.decode(data)
+        except BadInput:
+            return NOT_SERIAL
 
     def decode(self, value: bytes, where: str = "serial value"):
         """One stored value as plain Python (see the module's docstring)."""
-        return _decode(value, self.catalog, where)
+        return _decode(value, self.catalog, where, self._resolved)
 
     def decode_record(self, key: bytes, value: bytes) -> tuple[Any, Any]:
         """A record whose key and value are both ``SerialBinding``-bound (the book's layout)."""
         return self.decode(key, "serial key"), self.decode(value, f"serial value of key {bytes(key[:40]).hex()}")
+
+
+def catalog_decoder(env, name: str | None = None) -> SerialDecoder | None:
+    """A decoder through the class catalog database ``name`` of ``env`` (None: the catalog
+    the book's code or Heritrix names, if the environment has one; else None is returned)."""
+    from .catalog import ClassCatalog
+
+    catalog = ClassCatalog.find(env) if name is None else ClassCatalog(env.open_database(name))
+    return None if catalog is None else SerialDecoder(catalog)
 
 
 # -- what the known classes' writeObject data mean -----------------------------------------------

@@ -1,10 +1,300 @@
-"""``pycrawler store ls|dump|load``: inspect and move JE databases."""
+"""``pycrawler store ls|dump|load``: inspect, export and import JE databases.
+
+``ls`` and ``dump`` open the environment read-only and never change a byte of it; ``load``
+opens it for writing (creating it when absent) and writes in batches, one transaction and
+one JNI crossing per batch. Dumps are JSON lines (``key``/``value`` decoded by bindings, plus
+the raw bytes as ``key_hex``/``value_hex``) or JE's DbDump text format, which JE's own
+``DbLoad`` (and C Berkeley DB's ``db_load``) read.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import datetime
+import json
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from itertools import islice
+from pathlib import Path
+
+from ..errors import BadInput, PycrawlerError
+
+FORMATS = ("jsonl", "dbdump")
+AUTO = "auto"
+LOAD_BATCH_RECORDS = 10_000
+LOAD_BATCH_BYTES = 8 << 20
+DUMP_CHUNK_RECORDS = 4096
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("store", help="inspect, dump and load JE environments")
-    p.add_subparsers(dest="store_command", required=True, metavar="ACTION")
+    p = sub.add_parser("store", help="inspect, dump and load JE environments",
+                       description=__doc__.splitlines()[0])
+    actions = p.add_subparsers(dest="store_command", required=True, metavar="ACTION")
+
+    ls = actions.add_parser("ls", help="databases, record counts and JE log version (read-only)")
+    ls.add_argument("dir", metavar="DIR", help="the JE environment (a folder of .jdb files)")
+    ls.set_defaults(run=run_ls)
+
+    dump = actions.add_parser("dump", help="write one database's records as JSON lines or DbDump text (read-only)")
+    dump.add_argument("dir", metavar="DIR", help="the JE environment")
+    dump.add_argument("--db", required=True, metavar="NAME", help="the database to dump")
+    dump.add_argument("--format", choices=FORMATS, default="jsonl",
+                      help="jsonl (default): one JSON object per record; dbdump: JE DbDump's text format")
+    dump.add_argument("--key", metavar="BINDING", default=AUTO,
+                      help="how jsonl decodes keys: a binding name (bytes, string, long, int, ...) or "
+                           "auto (default: through the class catalog when the store has one and the "
+                           "bytes are serial-bound, else bytes)")
+    dump.add_argument("--value", metavar="BINDING", default=AUTO, help="how jsonl decodes values (as --key)")
+    dump.add_argument("-p", "--printable", action="store_true",
+                      help="dbdump in the 'print' format (printable bytes as themselves) instead of hex")
+    dump.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+    dump.set_defaults(run=run_dump)
+
+    load = actions.add_parser("load", help="add records from JSON lines or a DbDump file (creates what is absent)")
+    load.add_argument("dir", metavar="DIR", help="the JE environment (created when absent)")
+    load.add_argument("--db", metavar="NAME",
+                      help="the database to load into (created when absent); a dbdump file may name it instead")
+    load.add_argument("file", metavar="FILE", help="the records: a file, or - for standard input")
+    load.add_argument("--format", choices=FORMATS, default=None,
+                      help="jsonl (key_hex/value_hex per line) or dbdump; default: from the first line")
+    load.set_defaults(run=run_load)
+
+
+# -- opening ----------------------------------------------------------------------------------
+def _open_database(env, name: str, *, create: bool = False, sorted_duplicates: bool = False):
+    """Open ``name`` as it was created: JE refuses a database opened with another
+    duplicates setting than its own, and a dump must read either kind."""
+    try:
+        return env.open_database(name, create=create, sorted_duplicates=sorted_duplicates)
+    except PycrawlerError as exc:
+        if "sortedDuplicates" not in str(exc):
+            raise
+        return env.open_database(name, create=create, sorted_duplicates=not sorted_duplicates)
+
+
+# -- ls ---------------------------------------------------------------------------------------
+def run_ls(args: argparse.Namespace) -> int:
+    from ..store import Environment
+
+    with Environment(args.dir, read_only=True) as env:
+        names = env.database_names()
+        counts = {}
+        for name in names:
+            with _open_database(env, name) as db:
+                counts[name] = db.count()
+        print(f"{args.dir}: JE log version {env.log_version}, {len(names)} database{'s' * (len(names) != 1)}")
+        width = max([len("records")] + [len(str(n)) for n in counts.values()])
+        print(f"{'records':>{width}}  database")
+        for name in names:
+            print(f"{counts[name]:>{width}}  {name}")
+    return 0
+
+
+# -- dump -------------------------------------------------------------------------------------
+def _chunks(items: Iterable, size: int) -> Iterator[list]:
+    iterator = iter(items)
+    while chunk := list(islice(iterator, size)):
+        yield chunk
+
+
+def _records(db) -> Iterator[tuple[bytes, bytes]]:
+    """Every record in key order. ``Database.items`` resumes each page after the last key
+    it returned, which is exact only for unique keys (with sorted duplicates it repeats the
+    duplicates at a page boundary), so a duplicates database is walked with a cursor: one JNI
+    call per record, for a kind of database the stores this reads seldom have."""
+    if not db.java.getConfig().getSortedDuplicates():
+        yield from db.items()
+        return
+    with db.cursor() as cursor:
+        record = cursor.first()
+        while record is not None:
+            yield record
+            record = cursor.next()
+
+
+@contextlib.contextmanager
+def _output(path: str | None):
+    """Standard output, or ``path`` written through ``path.part`` and renamed when complete,
+    so a failed dump never leaves a file that looks whole."""
+    if path is None or path == "-":
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    target = Path(path)
+    partial = target.with_name(target.name + ".part")
+    try:
+        with open(partial, "w", encoding="utf-8", newline="\n") as out:
+            yield out
+        os.replace(partial, target)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+
+
+def _serial_decoder(env):
+    """A decoder of ``SerialBinding`` bytes through the store's class catalog
+    (``java_class_catalog`` or ``classCatalog``), or None when the store has none."""
+    from ..store import serial
+
+    return serial.catalog_decoder(env)
+
+
+def _decoder(name: str, serial_decoder):
+    """bytes -> JSON-ready value for the binding ``name`` (``auto``: serial, else bytes)."""
+    if name != AUTO:
+        from ..store.bindings import get_binding
+
+        return get_binding(name).decode
+    if serial_decoder is None:
+        return bytes
+
+    def auto(data: bytes):
+        value = serial_decoder(data)
+        return data if value is serial_decoder.NOT_SERIAL else value
+    return auto
+
+
+def _json_default(value):
+    """JSON for what bindings decode to beyond JSON's types. Bytes that are not UTF-8 text
+    become null: ``key_hex``/``value_hex`` always carry the exact bytes."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    if hasattr(value, "__dict__"):
+        return vars(value)
+    return str(value)
+
+
+def _decode(decode, data: bytes, what: str, where: str):
+    try:
+        return decode(data)
+    except PycrawlerError as exc:
+        shown = f"0x{data[:32].hex()}{'...' * (len(data) > 32)}" if data else "(empty)"
+        raise BadInput(f"{where}: {what} {shown}: {exc}") from None
+
+
+def run_dump(args: argparse.Namespace) -> int:
+    from ..store import Environment
+
+    if args.format == "dbdump" and (args.key != AUTO or args.value != AUTO):
+        raise BadInput("--key and --value choose how jsonl decodes records; a dbdump holds the raw bytes")
+    if args.format == "jsonl" and args.printable:
+        raise BadInput("--printable chooses dbdump's print format; it does not apply to jsonl")
+    with Environment(args.dir, read_only=True) as env:
+        db = _open_database(env, args.db)
+        if args.format == "dbdump":
+            _dump_dbdump(db, args)
+        else:
+            _dump_jsonl(env, db, args)
+    return 0
+
+
+def _dump_dbdump(db, args: argparse.Namespace) -> None:
+    from ..store import dbdump
+
+    dupsort = bool(db.java.getConfig().getSortedDuplicates())
+    with _output(args.output) as out, dbdump.DbDumpWriter(
+            out, database=args.db, format="print" if args.printable else "bytevalue", dupsort=dupsort) as writer:
+        for chunk in _chunks(_records(db), DUMP_CHUNK_RECORDS):
+            writer.write_many(chunk)
+
+
+def _dump_jsonl(env, db, args: argparse.Namespace) -> None:
+    serial_decoder = _serial_decoder(env) if AUTO in (args.key, args.value) else None
+    decode_key = _decoder(args.key, serial_decoder)
+    decode_value = _decoder(args.value, serial_decoder)
+    where = f"{args.dir} database {args.db!r}"
+    with _output(args.output) as out:
+        for chunk in _chunks(_records(db), DUMP_CHUNK_RECORDS):
+            lines = []
+            for key, value in chunk:
+                record = {"key": _decode(decode_key, key, "key", where),
+                          "value": _decode(decode_value, value, "value of key", where),
+                          "key_hex": key.hex(), "value_hex": value.hex()}
+                lines.append(json.dumps(record, default=_json_default) + "\n")
+            out.write("".join(lines))
+
+
+# -- load -------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _input(path: str):
+    if path == "-":
+        yield sys.stdin.buffer, "<stdin>"
+        return
+    try:
+        stream = open(path, "rb")
+    except OSError as exc:
+        raise BadInput(f"cannot read {path}: {exc.strerror}") from None
+    with stream:
+        yield stream, path
+
+
+def _sniff_format(stream) -> str:
+    """dbdump when the input starts like a DbDump header, else jsonl."""
+    head = stream.peek(16)[:16] if hasattr(stream, "peek") else b""
+    return "dbdump" if head.lstrip().upper().startswith(b"VERSION=") else "jsonl"
+
+
+def _jsonl_records(stream, name: str) -> Iterator[tuple[bytes, bytes]]:
+    for number, line in enumerate(stream, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            yield bytes.fromhex(record["key_hex"]), bytes.fromhex(record["value_hex"])
+        except json.JSONDecodeError as exc:
+            raise BadInput(f"{name} line {number}: not JSON ({exc.msg})") from None
+        except (KeyError, TypeError):
+            raise BadInput(f"{name} line {number}: a record needs key_hex and value_hex strings") from None
+        except ValueError:
+            raise BadInput(f"{name} line {number}: key_hex or value_hex is not hex") from None
+
+
+def _batches(records: Iterable[tuple[bytes, bytes]]) -> Iterator[tuple[list[bytes], list[bytes]]]:
+    """Records grouped into batches of at most LOAD_BATCH_RECORDS records or about
+    LOAD_BATCH_BYTES bytes, so memory stays bounded while each batch crosses JNI once."""
+    keys: list[bytes] = []
+    values: list[bytes] = []
+    size = 0
+    for key, value in records:
+        keys.append(key)
+        values.append(value)
+        size += len(key) + len(value)
+        if len(keys) >= LOAD_BATCH_RECORDS or size >= LOAD_BATCH_BYTES:
+            yield keys, values
+            keys, values, size = [], [], 0
+    if keys:
+        yield keys, values
+
+
+def run_load(args: argparse.Namespace) -> int:
+    from ..store import Environment, dbdump
+
+    with _input(args.file) as (stream, name):
+        fmt = args.format or _sniff_format(stream)
+        database, dupsort = args.db, False
+        if fmt == "dbdump":
+            reader = dbdump.DbDumpReader(stream, name=name)
+            database, dupsort = args.db or reader.header.database, reader.header.dupsort
+            records = iter(reader)
+        else:
+            records = _jsonl_records(stream, name)
+        if not database:
+            raise BadInput("name the database with --db (the input does not name one)")
+        loaded = 0
+        with Environment(args.dir, create=True) as env:
+            db = _open_database(env, database, create=True, sorted_duplicates=dupsort)
+            for keys, values in _batches(records):
+                with env.begin() as txn:
+                    db.put_many(keys, values, txn=txn)
+                loaded += len(keys)
+    print(f"loaded {loaded} records into {args.dir} database {database!r}")
+    return 0

@@ -1,0 +1,237 @@
+"""``pycrawler store ls|dump|load`` through the console entry point, in subprocesses.
+
+The contract held here: reading commands never change a byte of a store (every file's
+checksum and the set of file names are the same afterwards, with or without a ``je.lck``);
+dump and load carry records unchanged; and every bad input gives one line on stderr,
+``pycrawler: ...``, a non-zero exit (2 for bad input) and no stack trace unless ``--debug``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from pycrawler.cli import main
+from pycrawler.store import Environment
+from pycrawler.store.bindings import get_binding
+
+STRING, LONG = get_binding("string"), get_binding("long")
+URLS = {f"http://example.com/{i}": i * 1000 - 7 for i in range(50)}
+RAW = sorted([(b"", b""), (b"\x00\xff", b"\\ \n"), (bytes(range(256)), b"x" * 5000)])
+
+
+def pycrawler(*args, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pycrawler", *map(str, args)], input=stdin,
+                          capture_output=True, text=True, timeout=120)
+
+
+def snapshot(path) -> dict[str, str]:
+    """Every file name in the store with a checksum of its bytes."""
+    return {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(path.iterdir())}
+
+
+def records(path, name) -> list[tuple[bytes, bytes]]:
+    with Environment(path, read_only=True) as env:
+        return list(env.open_database(name).items())
+
+
+def assert_one_line_error(done: subprocess.CompletedProcess, exit_code: int, says: str) -> None:
+    assert done.returncode == exit_code, done.stderr
+    assert done.stderr.startswith("pycrawler: ") and done.stderr.count("\n") == 1, done.stderr
+    assert says in done.stderr
+    assert "Traceback" not in done.stderr and "\tat " not in done.stderr
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """A closed store with a string->long database ``urls`` and a binary database ``raw``;
+    pycrawler wrote it, so it has the je.lck every JE writer leaves."""
+    path = tmp_path_factory.mktemp("store") / "env"
+    with Environment(path, create=True) as env:
+        urls = env.open_database("urls", create=True)
+        urls.put_many([STRING.encode(u) for u in URLS], [LONG.encode(n) for n in URLS.values()])
+        raw = env.open_database("raw", create=True)
+        raw.put_many([k for k, _ in RAW], [v for _, v in RAW])
+    return path
+
+
+@pytest.fixture
+def copied(store, tmp_path):
+    """A copy of the store as an archive holds it: without je.lck."""
+    path = tmp_path / "copy"
+    shutil.copytree(store, path)
+    (path / "je.lck").unlink()
+    return path
+
+
+# -- reading never writes --------------------------------------------------------------------
+@pytest.mark.parametrize("lock_file", ["with je.lck", "without je.lck"])
+def test_ls_lists_databases_counts_and_log_version_and_changes_nothing(store, copied, lock_file):
+    path = store if lock_file == "with je.lck" else copied
+    before = snapshot(path)
+    done = pycrawler("store", "ls", path)
+    assert done.returncode == 0, done.stderr
+    assert f"{path}: JE log version 6, 2 databases" in done.stdout
+    rows = dict(reversed(line.split()) for line in done.stdout.splitlines()[2:])
+    assert rows == {"urls": str(len(URLS)), "raw": str(len(RAW))}
+    assert snapshot(path) == before
+
+
+def test_dump_jsonl_decodes_with_bindings_keeps_raw_hex_and_changes_nothing(copied):
+    before = snapshot(copied)
+    done = pycrawler("store", "dump", copied, "--db", "urls", "--key", "string", "--value", "long")
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert {line["key"]: line["value"] for line in lines} == URLS
+    assert all(bytes.fromhex(line["key_hex"]) == STRING.encode(line["key"]) for line in lines)
+    assert all(bytes.fromhex(line["value_hex"]) == LONG.encode(line["value"]) for line in lines)
+    assert snapshot(copied) == before
+
+
+def test_dump_auto_decodes_serial_bound_records_through_the_class_catalog(tmp_path):
+    from pycrawler.store.catalog import ClassCatalog
+    from pycrawler.store.serial import SerialEncoder, java_class
+
+    page = java_class("Page", 1, [("url", "java.lang.String"), ("hits", "int")])
+    with Environment(tmp_path / "book", create=True) as env:
+        encoder = SerialEncoder(ClassCatalog(env.open_database("java_class_catalog", create=True)))
+        urls = env.open_database("URL", create=True)
+        urls.put_many([encoder.encode_string("http://a/"), b"\x00not serial"],
+                      [encoder.encode_object(page, {"url": "http://a/", "hits": 3}), b"\xff"])
+    done = pycrawler("store", "dump", tmp_path / "book", "--db", "URL")
+    assert done.returncode == 0, done.stderr
+    raw, serial = (json.loads(line) for line in done.stdout.splitlines())  # key order: 0x00 < 0x74
+    assert serial["key"] == "http://a/"
+    assert serial["value"] == {"@class": "Page", "url": "http://a/", "hits": 3}
+    # Bytes the catalog cannot decode stay bytes: text when they are UTF-8, else null.
+    assert (raw["key"], raw["value"], raw["value_hex"]) == ("\x00not serial", None, "ff")
+
+
+def test_dump_then_load_carries_records_unchanged_in_both_formats(store, tmp_path):
+    dump_file = tmp_path / "raw.dump"
+    done = pycrawler("store", "dump", store, "--db", "raw", "--format", "dbdump", "-o", dump_file)
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    done = pycrawler("store", "load", tmp_path / "from-dbdump", "--db", "raw", dump_file)
+    assert done.returncode == 0, done.stderr
+    assert records(tmp_path / "from-dbdump", "raw") == RAW
+
+    jsonl = "".join(json.dumps({"key_hex": k.hex(), "value_hex": v.hex()}) + "\n" for k, v in RAW)
+    done = pycrawler("store", "load", tmp_path / "from-jsonl", "--db", "copy", "-", stdin=jsonl)
+    assert done.returncode == 0, done.stderr
+    assert "loaded 3 records" in done.stdout
+    assert records(tmp_path / "from-jsonl", "copy") == RAW
+
+
+def test_load_writes_in_batches_one_transaction_and_jni_call_each(tmp_path, monkeypatch):
+    from pycrawler.cli import store as store_cli
+    from pycrawler.store.database import Database
+
+    calls = []
+    monkeypatch.setattr(store_cli, "LOAD_BATCH_RECORDS", 10)
+    put_many = Database.put_many
+    monkeypatch.setattr(Database, "put_many", lambda self, k, v, txn=None: calls.append((len(k), txn)) or
+                        put_many(self, k, v, txn=txn))
+    monkeypatch.setattr(Database, "put", lambda *a, **k: pytest.fail("load wrote one record at a time"))
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps({"key_hex": f"{i:04x}", "value_hex": ""}) + "\n" for i in range(35)))
+    assert main(["store", "load", str(tmp_path / "env"), "--db", "d", str(source)]) == 0
+    assert [n for n, _ in calls] == [10, 10, 10, 5]
+    assert all(txn is not None for _, txn in calls)
+    assert len(records(tmp_path / "env", "d")) == 35
+
+
+def test_dump_of_sorted_duplicates_holds_each_record_once(tmp_path):
+    from pycrawler.store.database import SCAN_PAGE_RECORDS
+    from pycrawler.store.dbdump import DbDumpReader
+
+    values = [i.to_bytes(4, "big") for i in range(SCAN_PAGE_RECORDS + 100)]  # more than one scan page
+    with Environment(tmp_path / "dups", create=True) as env:
+        env.open_database("d", create=True, sorted_duplicates=True).put_many([b"k"] * len(values), values)
+    dump = tmp_path / "d.dump"
+    assert main(["store", "dump", str(tmp_path / "dups"), "--db", "d", "--format", "dbdump", "-o", str(dump)]) == 0
+    with open(dump, "rb") as stream:
+        reader = DbDumpReader(stream)
+        assert reader.header.dupsort is True
+        assert list(reader) == [(b"k", v) for v in values]
+
+
+# -- bad input: one line, an exit code, no trace --------------------------------------------------
+def truncate(path):
+    jdb = sorted(path.glob("*.jdb"))[-1]
+    jdb.write_bytes(jdb.read_bytes()[: jdb.stat().st_size * 6 // 10])
+
+
+def corrupt(path):
+    jdb = sorted(path.glob("*.jdb"))[-1]
+    data = bytearray(jdb.read_bytes())
+    middle = len(data) // 2
+    data[middle:middle + 16] = bytes(b ^ 0xFF for b in data[middle:middle + 16])
+    jdb.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage, says", [(truncate, "is damaged"), (corrupt, "is damaged")])
+def test_a_damaged_log_is_bad_input_and_stays_as_it_was(copied, damage, says):
+    # JE 3.3 alone would take the damage for the end of the log and show fewer records.
+    damage(copied)
+    before = snapshot(copied)
+    assert_one_line_error(pycrawler("store", "dump", copied, "--db", "raw"), 2, says)
+    assert snapshot(copied) == before
+
+
+def test_not_a_je_environment_is_bad_input(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
+    assert_one_line_error(pycrawler("store", "ls", tmp_path), 2, "not a JE environment")
+    assert_one_line_error(pycrawler("store", "ls", tmp_path / "missing"), 2, "does not exist")
+
+
+def test_a_missing_database_is_bad_input_naming_the_ones_there(copied):
+    assert_one_line_error(pycrawler("store", "dump", copied, "--db", "nope"), 2, "has no database 'nope' (it has: ")
+
+
+def test_a_log_version_the_loaded_je_cannot_read_names_the_fix(shared, tmp_path):
+    path = tmp_path / "je7"
+    shutil.copytree(shared / "fixtures" / "je7-heritrix-layout", path)
+    before = snapshot(path)
+    done = pycrawler("store", "ls", path)
+    assert_one_line_error(done, 3, "log version 15")
+    assert "PYCRAWLER_CLASSPATH" in done.stderr
+    assert snapshot(path) == before
+
+
+def test_a_malformed_dump_is_bad_input_naming_the_line_and_creates_nothing(tmp_path):
+    bad = tmp_path / "bad.dump"
+    bad.write_text("VERSION=3\nformat=bytevalue\nno equals sign\nHEADER=END\nDATA=END\n")
+    assert_one_line_error(pycrawler("store", "load", tmp_path / "env", "--db", "d", bad), 2, "line 3")
+    assert not (tmp_path / "env").exists()
+
+
+def test_debug_shows_the_trace(tmp_path):
+    done = pycrawler("--debug", "store", "ls", tmp_path)
+    assert done.returncode == 2 and "Traceback" in done.stderr
+
+
+def test_a_locked_store_refuses_a_second_writer_but_lets_readers_in(copied):
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys
+        from pycrawler.store import Environment
+        with Environment({str(copied)!r}):
+            print("open", flush=True)
+            sys.stdin.read()
+        """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        dump = copied.parent / "one.jsonl"
+        dump.write_text(json.dumps({"key_hex": "00", "value_hex": ""}) + "\n")
+        assert_one_line_error(pycrawler("store", "load", copied, "--db", "raw", dump), 4, "locked")
+        # JE 3.3 readers take a shared lock beside the writer's exclusive one: ls still works.
+        done = pycrawler("store", "ls", copied)
+        assert done.returncode == 0 and "urls" in done.stdout, done.stderr
+    finally:
+        holder.communicate("", timeout=60)
+    assert records(copied, "raw") == RAW

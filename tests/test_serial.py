@@ -8,6 +8,7 @@ SerialBinding reads.
 
 from __future__ import annotations
 
+import pickle
 import random
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -106,6 +107,7 @@ def test_dates_and_timestamps_are_utc_datetimes(everything):
     assert stamp == datetime(2009, 2, 13, 23, 31, 30, 123456, tzinfo=UTC)
     assert stamp.nanos == 123456789
     assert stamp.isoformat() == "2009-02-13T23:31:30.123456789+00:00"
+    assert pickle.loads(pickle.dumps(stamp)).nanos == 123456789
     before = everything["beforeEpoch"]  # new Timestamp(-1500)
     assert before == datetime(1969, 12, 31, 23, 59, 58, 500000, tzinfo=UTC) and before.nanos == 500_000_000
 

@@ -142,8 +142,8 @@ class JavaTimestamp(datetime):
         self.nanos = nanos
         return self
 
-    def __reduce__(self):
-        return (JavaTimestamp, (int((self - _EPOCH) // timedelta(seconds=1)), self.nanos))
+    def __reduce_ex__(self, protocol):
+        return (JavaTimestamp, ((self - _EPOCH) // timedelta(seconds=1), self.nanos))
 
     def isoformat(self, sep: str = "T", timespec: str = "auto") -> str:
         if timespec != "auto" or self.nanos % 1000 == 0:

@@ -37,9 +37,26 @@ _FORBIDDEN = re.compile(r"[\x00-\x20\x7f-\x9f\ud800-\udfff]")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
+class _IntermixedParser(argparse.ArgumentParser):
+    """Accepts options between positionals, as in ``put DIR --layout book URL...`` (plain
+    argparse would take DIR and an empty URL list from the first run of positionals)."""
+
+    _intermixing = False
+
+    def parse_known_args(self, args=None, namespace=None):
+        if self._intermixing:  # parse_known_intermixed_args calls back here for each pass
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("frontier", help="put URLs into, pop them from, and count a TODO frontier")
-    actions = p.add_subparsers(dest="frontier_command", required=True, metavar="ACTION")
+    actions = p.add_subparsers(dest="frontier_command", required=True, metavar="ACTION",
+                               parser_class=_IntermixedParser)
 
     put = actions.add_parser("put", help="add URLs (arguments, or stdin one per line)")
     put.add_argument("dir", help="the frontier's directory (created when absent)")

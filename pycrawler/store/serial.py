@@ -569,19 +569,19 @@ def _hashable(value):
     return value
 
 
-def _list_of(owner: str, field: str | None = None, skip: int = 0):
+def _list_of(owner: str, field: str | None = None):
     def finish(target: list, slices: dict) -> list:
         values = slices.get(owner, {})
-        items = (values.get(field) or []) if field else _objects(values)[skip:]
+        items = (values.get(field) or []) if field else _objects(values)
         count = values.get("elementCount")  # a Vector's array is longer than its contents
         target.extend(items if count is None else items[:count])
         return target
     return _Known(finish, list)
 
 
-def _map_of(owner: str, skip: int = 0, null_ends: bool = False):
+def _map_of(owner: str, null_ends: bool = False):
     def finish(target: dict, slices: dict) -> dict:
-        items = _objects(slices.get(owner))[skip:]
+        items = _objects(slices.get(owner))
         for key, value in zip(items[0::2], items[1::2]):
             if key is None and null_ends:
                 break

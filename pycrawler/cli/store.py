@@ -125,7 +125,11 @@ def _output(path: str | None):
     target = Path(path)
     partial = target.with_name(target.name + ".part")
     try:
-        with open(partial, "w", encoding="utf-8", newline="\n") as out:
+        stream = open(partial, "w", encoding="utf-8", newline="\n")
+    except OSError as exc:
+        raise BadInput(f"cannot write {target}: {exc.strerror}") from None
+    try:
+        with stream as out:
             yield out
         os.replace(partial, target)
     except BaseException:

@@ -1,0 +1,249 @@
+"""The DRUM engine: operations in, bucketed in RAM, spilled to disk buckets, merged in order.
+
+IRLbot's Disk Repository with Update Management (Lee, Leonard, Wang, Loguinov, WWW 2008),
+after the C++ implementation described in the CodeProject article: ``check``, ``update`` and
+``check_update`` are asynchronous; their results reach a :class:`Dispatcher` when a merge
+runs. Keys are split by their top bits into ``num_buckets`` key ranges; each range has a RAM
+buffer of ``bucket_buffer_elems`` operations that, when full, is appended to its disk bucket.
+When a disk bucket grows past ``bucket_bytes``, every bucket is merged, in key order, so the
+merge walks the sorted repository once. See docs/drum.md for the layout and crash safety.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ...errors import BadInput
+from ...store import Environment
+from .blobs import Blobs
+from .buckets import DiskBucket, Operations
+from .dispatcher import Dispatcher
+from .repository import CHECK, CHECK_UPDATE, UPDATE, MergeResult, Repository
+
+# (outcome, operation, whether the key was found before it; None: either)
+_ROUTES = (("unique_key_check", CHECK, False), ("duplicate_key_check", CHECK, True),
+           ("unique_key_update", CHECK_UPDATE, False), ("duplicate_key_update", CHECK_UPDATE, True),
+           ("update", UPDATE, None))
+
+
+class Drum:
+    """A DRUM over a JE repository, in the folder ``path``.
+
+    ``path`` holds ``buckets/`` (the disk buckets) and, unless ``env`` is given,
+    ``repository/`` (a JE environment of its own). With ``env``, the repository is the
+    databases ``<name>.blocks`` and ``<name>.meta`` of that environment.
+
+    Not thread-safe (like the original): one caller at a time.
+    """
+
+    def __init__(self, path: str | os.PathLike, dispatcher: Dispatcher | None = None, *, key_bytes: int = 8,
+                 num_buckets: int = 64, bucket_buffer_elems: int = 65536, bucket_bytes: int = 8 << 20,
+                 block_keys: int = 4096, env: Environment | None = None, name: str = "drum",
+                 cache_size: int = 64 << 20, durability: str = "write_no_sync"):
+        if num_buckets < 1 or num_buckets & (num_buckets - 1) or num_buckets > 1 << 16:
+            raise BadInput(f"num_buckets must be a power of two up to 65536, not {num_buckets}")
+        if key_bytes < 1:
+            raise BadInput(f"key_bytes must be positive, not {key_bytes}")
+        self.path = Path(path)
+        self.key_bytes = key_bytes
+        self.words = -(-key_bytes // 8)
+        self.num_buckets = num_buckets
+        self.bucket_buffer_elems = bucket_buffer_elems
+        self.bucket_bytes = bucket_bytes
+        self.dispatcher = dispatcher or Dispatcher()
+        self._wanted = self.dispatcher.wanted()
+        self._shift = np.uint64(64 - num_buckets.bit_length() + 1)
+        (self.path / "buckets").mkdir(parents=True, exist_ok=True)
+        self._own_env = env is None
+        self.env = env or Environment(self.path / "repository", create=True, cache_size=cache_size,
+                                      durability=durability)
+        try:
+            self.repository = Repository(self.env, name, key_bytes=key_bytes, num_buckets=num_buckets,
+                                         block_keys=block_keys)
+            self._disk = [DiskBucket(self.path / "buckets", b, self.words, self.repository.merged_generation(b))
+                          for b in range(num_buckets)]
+        except BaseException:
+            if self._own_env:
+                self.env.close()
+            raise
+        self._ram: list[list[Operations]] = [[] for _ in range(num_buckets)]
+        self._ram_count = [0] * num_buckets
+        self._sync_files = durability == "sync"
+        self.merges = 0  # bucket merges done (for statistics and tests)
+        self.closed = False
+
+    # -- operations ----------------------------------------------------------------------
+    def check(self, key, aux=None) -> None:
+        self.check_many([key], None if aux is None else [aux])
+
+    def update(self, key, value: bytes, aux=None) -> None:
+        self.update_many([key], [value], None if aux is None else [aux])
+
+    def check_update(self, key, value: bytes = b"", aux=None) -> None:
+        self.check_update_many([key], [value], None if aux is None else [aux])
+
+    def check_many(self, keys, aux=None) -> None:
+        """Classify each key as unique or duplicate (the stored value comes with a duplicate)."""
+        self._submit(CHECK, keys, None, aux)
+
+    def update_many(self, keys, values, aux=None) -> None:
+        """Store each key with its value (overwriting)."""
+        self._submit(UPDATE, keys, values, aux)
+
+    def check_update_many(self, keys, values=None, aux=None) -> None:
+        """Classify each key, then store it with its value (empty when ``values`` is None)."""
+        self._submit(CHECK_UPDATE, keys, values, aux)
+
+    def synchronize(self) -> None:
+        """Merge every bucket now; on return, every operation so far is committed and dispatched."""
+        self._merge_all()
+
+    def close(self) -> None:
+        """Synchronize, then release the files and the repository (idempotent)."""
+        if self.closed:
+            return
+        try:
+            self.synchronize()
+        finally:
+            self.closed = True
+            for disk in self._disk:
+                disk.close()
+            self.repository.close()
+            if self._own_env:
+                self.env.close()
+
+    def __enter__(self) -> "Drum":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def count(self) -> int:
+        """Keys in the repository (merged operations only; reads every block)."""
+        return self.repository.count()
+
+    # -- keys ----------------------------------------------------------------------------
+    def _internal_keys(self, keys) -> np.ndarray:
+        """(n, words) uint64 rows whose unsigned order is the keys' byte order."""
+        if self.key_bytes == 8:
+            arr = np.asarray(keys)
+            if arr.dtype != np.uint64:
+                if arr.dtype.kind == "O" or arr.dtype.kind == "S":
+                    raise BadInput("8-byte keys are given as unsigned 64-bit integers")
+                arr = arr.astype(np.uint64)
+            return arr.reshape(-1, 1)
+        arr = np.asarray(keys)
+        if arr.dtype.kind in "OS":
+            if any(len(k) != self.key_bytes for k in keys):
+                raise BadInput(f"every key must be {self.key_bytes} bytes")
+            arr = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, self.key_bytes)
+        if arr.ndim != 2 or arr.shape[1] != self.key_bytes:
+            raise BadInput(f"keys must be rows of {self.key_bytes} bytes")
+        padded = np.zeros((len(arr), self.words * 8), dtype=np.uint8)
+        padded[:, :self.key_bytes] = arr
+        return padded.view(">u8").astype(np.uint64)
+
+    def _external_keys(self, keys: np.ndarray) -> np.ndarray:
+        if self.key_bytes == 8:
+            return keys[:, 0]
+        return keys.astype(">u8").view(np.uint8).reshape(len(keys), -1)[:, :self.key_bytes]
+
+    @staticmethod
+    def _blobs(items, n: int) -> Blobs | None:
+        if items is None:
+            return None
+        blobs = Blobs.of(items)
+        if len(blobs) != n:
+            raise BadInput(f"{len(blobs)} values or aux for {n} keys")
+        return blobs
+
+    # -- buckets -------------------------------------------------------------------------
+    def _submit(self, op: int, keys, values, aux) -> None:
+        if self.closed:
+            raise BadInput(f"DRUM {self.path} is closed")
+        keys = self._internal_keys(keys)
+        n = len(keys)
+        if n == 0:
+            return
+        values, aux = self._blobs(values, n), self._blobs(aux, n)
+        if self.num_buckets == 1:
+            self._buffer(0, Operations(keys, op, values, aux))
+        else:
+            bucket = (keys[:, 0] >> self._shift).astype(np.uint16)
+            order = np.argsort(bucket, kind="stable")  # a radix sort: keeps arrival order
+            bounds = np.zeros(self.num_buckets + 1, dtype=np.int64)
+            np.cumsum(np.bincount(bucket, minlength=self.num_buckets), out=bounds[1:])
+            for b in np.flatnonzero(np.diff(bounds)).tolist():
+                idx = order[bounds[b]:bounds[b + 1]]
+                self._buffer(b, Operations(keys[idx], op, values.take(idx) if values is not None else None,
+                                                aux.take(idx) if aux is not None else None))
+        if any(disk.size > self.bucket_bytes for disk in self._disk):
+            self._merge_all()
+
+    def _buffer(self, b: int, ops: Operations) -> None:
+        self._ram[b].append(ops)
+        self._ram_count[b] += len(ops)
+        if self._ram_count[b] >= self.bucket_buffer_elems:
+            self._spill(b)
+
+    def _spill(self, b: int) -> None:
+        """Append bucket b's RAM buffer to its disk bucket."""
+        if self._ram[b]:
+            self._disk[b].append(Operations.concat(self._ram[b]))
+            self._ram[b].clear()
+            self._ram_count[b] = 0
+
+    # -- merge ---------------------------------------------------------------------------
+    def _merge_all(self) -> None:
+        """Merge every bucket, lowest key range first: one ordered walk of the repository."""
+        for b in range(self.num_buckets):
+            self._spill(b)
+            if self._disk[b].size:
+                self._merge(b)
+
+    def _merge(self, b: int) -> None:
+        disk = self._disk[b]
+        if self._sync_files:
+            disk.sync()
+        ops = disk.read()
+        result = self.repository.merge(b, disk.generation, ops.keys, ops.ops, ops.values,
+                                       want_values="duplicate_key_check" in self._wanted)
+        # Committed (blocks + marker): from here on this generation must never merge again.
+        self.merges += 1
+        calls = self._routes(ops, result)
+        aux = disk.read_aux(len(ops)) if calls else None
+        disk.rotate()
+        for name, idx, values in calls:
+            keys = self._external_keys(ops.keys[idx])
+            aux_of = aux.take(idx) if aux is not None else Blobs.empty(len(idx))
+            handler = getattr(self.dispatcher, name)
+            if values is None:
+                handler(keys, aux_of)
+            else:
+                handler(keys, values, aux_of)
+
+    def _routes(self, ops: Operations, result: MergeResult) -> list[tuple[str, np.ndarray, Blobs | None]]:
+        """(outcome, operation indices, values: None for unique checks, which have none) of each
+        outcome the dispatcher wants and got."""
+        calls = []
+        uniform = not isinstance(ops.ops, np.ndarray)
+        for name, op, was_found in _ROUTES:
+            if name not in self._wanted or (uniform and ops.ops != op):
+                continue
+            mask = np.ones(len(ops), dtype=bool) if was_found is None else (result.found == was_found)
+            if not uniform:
+                mask &= ops.ops == op
+            idx = np.flatnonzero(mask)
+            if not idx.size:
+                continue
+            if name == "duplicate_key_check":
+                values = result.checked_values
+            elif name == "unique_key_check":
+                values = None
+            else:
+                values = ops.values.take(idx) if ops.values is not None else Blobs.empty(len(idx))
+            calls.append((name, idx, values))
+        return calls

@@ -8,112 +8,143 @@ import com.sleepycat.je.DatabaseException;
 import com.sleepycat.je.LockMode;
 import com.sleepycat.je.OperationStatus;
 import com.sleepycat.je.Transaction;
+import java.util.Arrays;
 
 /**
  * Batch operations on a JE database, looping in Java so that Python crosses JNI once per
  * batch rather than once per record (the JVM boundary rule of the design).
  *
  * <p>Keys and values arrive packed ({@code byte[] data} + {@code int[] offsets} of n+1
- * entries). When {@code txn} is null and the database is transactional, the batch runs in
- * one transaction of its own: one commit per batch, all or nothing.
+ * entries). Results come back in the caller's order, but the records are applied in key order
+ * (see {@link BatchOrder}: a stable sort, so among equal keys the caller's order still
+ * decides: the first of several putNoOverwrite wins, the last of several put stays), through
+ * one cursor for the whole batch.
+ *
+ * <p>When {@code txn} is null and the database is transactional, the batch runs in one
+ * transaction of its own: one commit per batch, all or nothing.
  */
 public final class Bulk {
     private Bulk() {}
 
     private interface RecordOp {
-        /** Applies the operation to record i of the batch; returns its per-record result. */
-        boolean apply(Transaction txn, int i, DatabaseEntry key, DatabaseEntry value) throws DatabaseException;
+        /** Applies the operation to record i, whose key is in {@code key}; returns its result. */
+        boolean apply(Transaction txn, Cursor cursor, int i, DatabaseEntry key) throws DatabaseException;
     }
 
-    private static boolean[] run(Database db, Transaction txn, int n, RecordOp op) throws DatabaseException {
-        boolean own = txn == null && db.getConfig().getTransactional();
-        Transaction t = own ? db.getEnvironment().beginTransaction(null, null) : txn;
-        boolean[] out = new boolean[n];
+    private interface Work<T> {
+        T apply(Transaction txn) throws DatabaseException;
+    }
+
+    /** Runs {@code work} in {@code txn}, or in a transaction of its own when txn is null. */
+    private static <T> T inTransaction(Database db, Transaction txn, Work<T> work) throws DatabaseException {
+        if (txn != null || !db.getConfig().getTransactional()) {
+            return work.apply(txn);
+        }
+        Transaction own = db.getEnvironment().beginTransaction(null, null);
         boolean ok = false;
         try {
-            DatabaseEntry key = new DatabaseEntry();
-            DatabaseEntry value = new DatabaseEntry();
-            for (int i = 0; i < n; i++) {
-                out[i] = op.apply(t, i, key, value);
-            }
+            T result = work.apply(own);
             ok = true;
+            return result;
         } finally {
-            if (own) {
-                if (ok) {
-                    t.commit();
-                } else {
-                    t.abort();
-                }
+            if (ok) {
+                own.commit();
+            } else {
+                own.abort();
             }
         }
-        return out;
+    }
+
+    /** Applies {@code op} to every record in key order; results in the caller's order. */
+    private static boolean[] run(Database db, Transaction txn, byte[] keys, int[] koff, RecordOp op)
+            throws DatabaseException {
+        int[] order = BatchOrder.of(keys, koff);
+        boolean[] out = new boolean[order.length];
+        return inTransaction(db, txn, t -> {
+            Cursor cursor = db.openCursor(t, null);
+            try {
+                DatabaseEntry key = new DatabaseEntry();
+                for (int i : order) {
+                    out[i] = op.apply(t, cursor, i, record(key, keys, koff, i));
+                }
+            } finally {
+                cursor.close();
+            }
+            return out;
+        });
+    }
+
+    private static DatabaseEntry record(DatabaseEntry entry, byte[] data, int[] offsets, int i) {
+        entry.setData(data, offsets[i], offsets[i + 1] - offsets[i]);
+        return entry;
+    }
+
+    /** An entry that reads no data: presence tests without copying values. */
+    private static DatabaseEntry noData() {
+        DatabaseEntry entry = new DatabaseEntry();
+        entry.setPartial(0, 0, true);
+        return entry;
     }
 
     /** Writes every pair, overwriting; returns how many were written. */
     public static int put(Database db, Transaction txn, byte[] keys, int[] koff, byte[] vals, int[] voff)
             throws DatabaseException {
-        run(db, txn, koff.length - 1, (t, i, k, v) -> {
-            k.setData(keys, koff[i], koff[i + 1] - koff[i]);
-            v.setData(vals, voff[i], voff[i + 1] - voff[i]);
-            return db.put(t, k, v) == OperationStatus.SUCCESS;
-        });
+        DatabaseEntry value = new DatabaseEntry();
+        run(db, txn, keys, koff, (t, c, i, k) -> c.put(k, record(value, vals, voff, i)) == OperationStatus.SUCCESS);
         return koff.length - 1;
     }
 
     /** Writes each pair whose key is absent; result[i] is true where record i was inserted. */
     public static boolean[] putNoOverwrite(Database db, Transaction txn, byte[] keys, int[] koff, byte[] vals,
             int[] voff) throws DatabaseException {
-        return run(db, txn, koff.length - 1, (t, i, k, v) -> {
-            k.setData(keys, koff[i], koff[i + 1] - koff[i]);
-            v.setData(vals, voff[i], voff[i + 1] - voff[i]);
-            return db.putNoOverwrite(t, k, v) == OperationStatus.SUCCESS;
-        });
+        DatabaseEntry value = new DatabaseEntry();
+        return run(db, txn, keys, koff,
+                (t, c, i, k) -> c.putNoOverwrite(k, record(value, vals, voff, i)) == OperationStatus.SUCCESS);
     }
 
     /** Same as putNoOverwrite with every value empty: the shape of a URL-seen set. */
     public static boolean[] addKeys(Database db, Transaction txn, byte[] keys, int[] koff) throws DatabaseException {
-        final byte[] empty = new byte[0];
-        return run(db, txn, koff.length - 1, (t, i, k, v) -> {
-            k.setData(keys, koff[i], koff[i + 1] - koff[i]);
-            v.setData(empty);
-            return db.putNoOverwrite(t, k, v) == OperationStatus.SUCCESS;
-        });
+        DatabaseEntry empty = new DatabaseEntry(new byte[0]);
+        return run(db, txn, keys, koff, (t, c, i, k) -> c.putNoOverwrite(k, empty) == OperationStatus.SUCCESS);
     }
 
     /** Whether each key is present. */
     public static boolean[] contains(Database db, Transaction txn, byte[] keys, int[] koff) throws DatabaseException {
-        return run(db, txn, koff.length - 1, (t, i, k, v) -> {
-            k.setData(keys, koff[i], koff[i + 1] - koff[i]);
-            v.setPartial(0, 0, true);
-            return db.get(t, k, v, LockMode.DEFAULT) == OperationStatus.SUCCESS;
-        });
-    }
-
-    /** Deletes each key; result[i] is true where a record was removed. */
-    public static boolean[] delete(Database db, Transaction txn, byte[] keys, int[] koff) throws DatabaseException {
-        return run(db, txn, koff.length - 1, (t, i, k, v) -> {
-            k.setData(keys, koff[i], koff[i + 1] - koff[i]);
-            return db.delete(t, k) == OperationStatus.SUCCESS;
-        });
+        DatabaseEntry none = noData();
+        return run(db, txn, keys, koff, (t, c, i, k) -> c.getSearchKey(k, none, LockMode.DEFAULT) == OperationStatus.SUCCESS);
     }
 
     /**
-     * Looks up each key. Returns the values packed, absent keys as empty records; {@code found}
-     * (length n, filled in) tells an absent key from an empty value.
+     * Deletes each key (with a sorted-duplicates database, all its records, as
+     * {@code Database.delete} does); result[i] is true where something was removed.
+     */
+    public static boolean[] delete(Database db, Transaction txn, byte[] keys, int[] koff) throws DatabaseException {
+        return run(db, txn, keys, koff, (t, c, i, k) -> db.delete(t, k) == OperationStatus.SUCCESS);
+    }
+
+    /**
+     * Looks up each key. Returns the values packed in the caller's order, absent keys as empty
+     * records; {@code found} (length n, filled in) tells an absent key from an empty value.
      */
     public static Packed get(Database db, Transaction txn, byte[] keys, int[] koff, boolean[] found)
             throws DatabaseException {
+        byte[][] values = new byte[koff.length - 1][];
+        DatabaseEntry value = new DatabaseEntry();
+        boolean[] hit = run(db, txn, keys, koff, (t, c, i, k) -> {
+            if (c.getSearchKey(k, value, LockMode.DEFAULT) != OperationStatus.SUCCESS) {
+                return false;
+            }
+            values[i] = Arrays.copyOfRange(value.getData(), value.getOffset(), value.getOffset() + value.getSize());
+            return true;
+        });
         Packed.Builder out = new Packed.Builder();
-        boolean[] hit = run(db, txn, koff.length - 1, (t, i, k, v) -> {
-            k.setData(keys, koff[i], koff[i + 1] - koff[i]);
-            boolean present = db.get(t, k, v, LockMode.DEFAULT) == OperationStatus.SUCCESS;
-            if (present) {
-                out.add(v.getData(), v.getOffset(), v.getSize());
+        for (int i = 0; i < values.length; i++) {
+            if (hit[i]) {
+                out.add(values[i], 0, values[i].length);
             } else {
                 out.addEmpty();
             }
-            return present;
-        });
+        }
         System.arraycopy(hit, 0, found, 0, hit.length);
         return out.build();
     }
@@ -192,25 +223,25 @@ public final class Bulk {
 
     /** Removes every record with from <= key < stop (null = unbounded); returns how many. */
     public static long deleteRange(Database db, Transaction txn, byte[] from, byte[] stop) throws DatabaseException {
-        long[] removed = {0};
-        run(db, txn, 1, (t, i, k, v) -> {
+        return inTransaction(db, txn, t -> {
+            long removed = 0;
             Cursor cursor = db.openCursor(t, null);
             try {
-                v.setPartial(0, 0, true);
+                DatabaseEntry k = new DatabaseEntry();
+                DatabaseEntry v = noData();
                 OperationStatus st = position(cursor, from, true, false, k, v);
                 while (st == OperationStatus.SUCCESS) {
                     if (stop != null && compare(k.getData(), k.getOffset(), k.getSize(), stop) >= 0) {
                         break;
                     }
                     cursor.delete();
-                    removed[0]++;
+                    removed++;
                     st = cursor.getNext(k, v, LockMode.DEFAULT);
                 }
             } finally {
                 cursor.close();
             }
-            return true;
+            return removed;
         });
-        return removed[0];
     }
 }

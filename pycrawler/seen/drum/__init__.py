@@ -11,5 +11,7 @@
 from .blobs import Blobs
 from .dispatcher import Collector, Dispatcher
 from .engine import Drum
+from .host_cache import HostCache
+from .visited import DrumVisited
 
-__all__ = ["Drum", "Dispatcher", "Collector", "Blobs"]
+__all__ = ["Drum", "Dispatcher", "Collector", "Blobs", "DrumVisited", "HostCache"]

@@ -1,0 +1,135 @@
+"""URL-seen on DRUM behind the Visited protocol, so the frontier uses it like Bloom or the
+exact JE set: ``add_batch`` is DRUM's ``check_update`` with the payload as aux, and the
+receiver hears each merge's unique and duplicate keys.
+
+Payloads travel through DRUM's disk buckets, so they are encoded: ``None``, ``str`` (UTF-8)
+and ``bytes`` compactly, anything else pickled (the bucket files are this table's own).
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...errors import BadInput
+from ..protocol import Visited, as_keys
+from .blobs import Blobs
+from .dispatcher import Dispatcher
+from .engine import Drum
+
+_STR, _BYTES, _PICKLE, _INDEX = b"s", b"b", b"p", b"i"
+_INDEX_CODE = _INDEX[0]
+
+
+def encode_payloads(aux: Sequence[Any]) -> Blobs:
+    def one(payload) -> bytes:
+        if payload is None:
+            return b""
+        if isinstance(payload, str):
+            return _STR + payload.encode()
+        if isinstance(payload, bytes):
+            return _BYTES + payload
+        return _PICKLE + pickle.dumps(payload)
+
+    return Blobs.of(one(p) for p in aux)
+
+
+def decode_payload(raw: bytes) -> Any:
+    if not raw:
+        return None
+    tag, body = raw[:1], raw[1:]
+    if tag == _STR:
+        return body.decode()
+    if tag == _BYTES:
+        return body
+    return pickle.loads(body)
+
+
+def _index_aux(n: int) -> Blobs:
+    """Aux naming each key's position in a synchronous call: tag + 8-byte index."""
+    rows = np.empty((n, 9), dtype=np.uint8)
+    rows[:, 0] = _INDEX_CODE
+    rows[:, 1:] = np.arange(n, dtype="<u8").view(np.uint8).reshape(n, 8)
+    return Blobs(rows.ravel(), np.arange(0, 9 * n + 1, 9, dtype=np.int64))
+
+
+class _Route(Dispatcher):
+    """Sends a merge's results to the receiver, or to the answers of a synchronous call."""
+
+    def __init__(self, table: "DrumVisited"):
+        self.table = table
+
+    def unique_key_update(self, keys, values, aux):
+        self.table._deliver(keys, aux, True)
+
+    def duplicate_key_update(self, keys, values, aux):
+        self.table._deliver(keys, aux, False)
+
+    def unique_key_check(self, keys, aux):
+        self.table._deliver(keys, aux, False)
+
+    def duplicate_key_check(self, keys, values, aux):
+        self.table._deliver(keys, aux, True)
+
+
+class DrumVisited(Visited):
+    """A Visited table on a :class:`Drum` in folder ``path`` (``drum_options`` go to Drum).
+
+    Results reach the receiver when DRUM merges (a disk bucket filled, :meth:`flush`, or
+    :meth:`close`). The synchronous conveniences (:meth:`add_many`, :meth:`contains_many`)
+    merge at once, delivering every queued result too: use them sparingly.
+    """
+
+    def __init__(self, path, **drum_options):
+        self._answers: np.ndarray | None = None
+        self.drum = Drum(path, _Route(self), **drum_options)
+
+    def add_batch(self, keys, aux: Sequence[Any] | None = None) -> None:
+        keys = as_keys(keys)
+        if aux is not None and len(aux) != len(keys):
+            raise BadInput(f"aux has {len(aux)} entries for {len(keys)} keys")
+        self.drum.check_update_many(keys, aux=None if aux is None else encode_payloads(aux))
+
+    def flush(self) -> None:
+        self.drum.synchronize()
+
+    def add_many(self, keys) -> np.ndarray:
+        keys = as_keys(keys)
+        return self._answer(keys, self.drum.check_update_many, keys, aux=_index_aux(len(keys)))
+
+    def contains_many(self, keys) -> np.ndarray:
+        keys = as_keys(keys)
+        return self._answer(keys, self.drum.check_many, keys, aux=_index_aux(len(keys)))
+
+    def _answer(self, keys, submit, *args, **kwargs) -> np.ndarray:
+        self._answers = np.zeros(len(keys), dtype=bool)
+        try:
+            submit(*args, **kwargs)
+            self.drum.synchronize()
+            return self._answers
+        finally:
+            self._answers = None
+
+    def _deliver(self, keys: np.ndarray, aux: Blobs, flag: bool) -> None:
+        lengths = aux.lengths()
+        first = np.zeros(len(keys), dtype=np.uint8)
+        nonempty = lengths > 0
+        first[nonempty] = aux.data[aux.offsets[:-1][nonempty]]
+        is_index = first == _INDEX_CODE
+        if is_index.any():
+            at = aux.take(np.flatnonzero(is_index))
+            rows = at.data.reshape(-1, 9)[:, 1:].copy().view("<u8").ravel()
+            self._answers[rows.astype(np.int64)] = flag
+        if self._receiver is not None and not is_index.all():
+            queued = np.flatnonzero(~is_index)
+            payloads = [decode_payload(raw) for raw in aux.take(queued)]
+            self._receiver(keys[queued], payloads, np.full(len(queued), flag))
+
+    def __len__(self) -> int:
+        return self.drum.count()
+
+    def close(self) -> None:
+        self.drum.close()

@@ -1,0 +1,176 @@
+"""DRUM's contract: the article's five outcomes, arrival order within a batch, buffers that
+spill to disk buckets, disk buckets that trigger merges, synchronize/close, and a repository
+that persists across reopen. The kill -9 half of the contract is tests/test_drum_crash.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pycrawler.errors import BadInput
+from pycrawler.seen.drum import Collector, Dispatcher, Drum, DrumVisited, HostCache
+
+
+def keys(*values: int) -> np.ndarray:
+    return np.array(values, dtype=np.uint64)
+
+
+def outcomes(collector: Collector) -> set[tuple]:
+    return set(collector.results)
+
+
+@pytest.fixture
+def small(tmp_path):
+    """A DRUM with tiny buffers and blocks, so few operations exercise every path."""
+    collector = Collector()
+    drum = Drum(tmp_path / "drum", collector, num_buckets=4, bucket_buffer_elems=3, bucket_bytes=1 << 20,
+                block_keys=4)
+    yield drum, collector
+    drum.close()
+
+
+def test_the_five_outcomes(small):
+    drum, got = small
+    drum.update(5, b"five", b"u")
+    drum.synchronize()
+    got.results.clear()
+    drum.check(5, b"a")
+    drum.check(6, b"b")
+    drum.check_update(5, b"FIVE", b"c")
+    drum.check_update(7, b"seven", b"d")
+    drum.update(8, b"eight", b"e")
+    drum.synchronize()
+    assert outcomes(got) == {
+        ("duplicate_key_check", 5, b"five", b"a"),
+        ("unique_key_check", 6, None, b"b"),
+        ("duplicate_key_update", 5, b"FIVE", b"c"),
+        ("unique_key_update", 7, b"seven", b"d"),
+        ("update", 8, b"eight", b"e"),
+    }
+
+
+def test_same_key_twice_in_a_batch_first_is_unique(small):
+    drum, got = small
+    drum.check_update_many(keys(9, 9, 2**64 - 1, 9), aux=[b"1", b"2", b"3", b"4"])
+    drum.synchronize()
+    assert sorted(got.results, key=lambda r: r[3]) == [
+        ("unique_key_update", 9, b"", b"1"), ("duplicate_key_update", 9, b"", b"2"),
+        ("unique_key_update", 2**64 - 1, b"", b"3"), ("duplicate_key_update", 9, b"", b"4")]
+
+
+def test_a_check_after_an_update_in_the_same_batch_sees_it(small):
+    drum, got = small
+    drum.check(3, b"before")
+    drum.update(3, b"v1", b"update")
+    drum.check(3, b"after")
+    drum.synchronize()
+    assert outcomes(got) == {("unique_key_check", 3, None, b"before"), ("update", 3, b"v1", b"update"),
+                             ("duplicate_key_check", 3, b"v1", b"after")}
+
+
+def test_nothing_is_dispatched_before_a_merge(small):
+    drum, got = small
+    drum.check_update_many(keys(1, 2, 3, 4, 5))
+    assert got.results == []
+    drum.synchronize()
+    assert len(got.results) == 5
+
+
+def test_full_buffers_spill_to_disk_and_a_full_disk_bucket_merges_every_bucket(tmp_path):
+    got = Collector()
+    with Drum(tmp_path / "drum", got, num_buckets=2, bucket_buffer_elems=10, bucket_bytes=400) as drum:
+        low = np.arange(1, 10, dtype=np.uint64)  # bucket 0 only: stays in RAM (9 < 10)
+        drum.check_update_many(low)
+        assert drum._disk[0].size == 0
+        drum.check_update_many(low + np.uint64(100))  # 18 >= 10: spilled, but 8*18 B < 400 B
+        assert drum._disk[0].size > 0 and drum.merges == 0 and got.results == []
+        high = np.arange(1, 5, dtype=np.uint64) | np.uint64(1 << 63)  # bucket 1, in RAM
+        drum.check_update_many(high)
+        drum.check_update_many(np.arange(200, 260, dtype=np.uint64))  # bucket 0 passes 400 B
+        assert drum.merges == 2  # both buckets, bucket 1 straight from its RAM buffer
+        assert len(got.results) == 9 + 9 + 4 + 60
+
+
+def test_close_synchronizes_and_reopen_remembers(tmp_path):
+    got = Collector()
+    with Drum(tmp_path / "drum", got, block_keys=2) as drum:
+        drum.update_many(keys(10, 20, 30), [b"a", b"b", b"c"])
+    assert len(got.results) == 3  # delivered by close()
+    got = Collector()
+    with Drum(tmp_path / "drum", got, block_keys=2) as drum:
+        assert drum.count() == 3
+        drum.check_many(keys(20, 25))
+    assert outcomes(got) == {("duplicate_key_check", 20, b"b", b""), ("unique_key_check", 25, None, b"")}
+
+
+def test_reopen_with_another_bucket_count_is_refused(tmp_path):
+    Drum(tmp_path / "drum", num_buckets=4).close()
+    with pytest.raises(BadInput, match="num_buckets"):
+        Drum(tmp_path / "drum", num_buckets=8)
+
+
+def test_many_merges_agree_with_a_python_set(tmp_path):
+    class Unique(Dispatcher):
+        def __init__(self):
+            self.keys = []
+
+        def unique_key_update(self, keys, values, aux):
+            self.keys.extend(keys.tolist())
+
+    unique, model, expected = Unique(), set(), []
+    rng = np.random.default_rng(3)
+    with Drum(tmp_path / "drum", unique, num_buckets=8, bucket_buffer_elems=50, bucket_bytes=2_000,
+              block_keys=16) as drum:
+        for _ in range(20):
+            batch = (rng.integers(0, 3_000, 400).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+            drum.check_update_many(batch)
+            for k in batch.tolist():
+                if k not in model:
+                    model.add(k)
+                    expected.append(k)
+        assert drum.merges > 8  # merges ran before close
+    assert sorted(unique.keys) == sorted(expected)  # each key unique exactly once
+
+
+@pytest.mark.parametrize("width", [5, 16])
+def test_keys_of_any_fixed_width(tmp_path, width):
+    got = Collector()
+    a, b = b"\x01" * width, b"\xff" * (width - 1) + b"\x00"
+    with Drum(tmp_path / "drum", got, key_bytes=width, num_buckets=2) as drum:
+        drum.check_update_many([a, b, a], values=[b"x", b"y", b"z"])
+    assert [(r[0], r[1], r[2]) for r in sorted(got.results, key=lambda r: r[2])] == [
+        ("unique_key_update", a, b"x"), ("unique_key_update", b, b"y"), ("duplicate_key_update", a, b"z")]
+
+
+def test_a_dispatcher_that_ignores_outcomes_gets_nothing_built(tmp_path):
+    with Drum(tmp_path / "drum") as drum:
+        drum.check_update_many(keys(1, 2, 3), aux=[b"a", b"b", b"c"])
+        drum.synchronize()
+        assert drum.dispatcher.wanted() == frozenset()
+
+
+def test_drum_visited_speaks_the_visited_protocol(tmp_path):
+    heard = []
+    with DrumVisited(tmp_path / "seen", num_buckets=4) as seen:
+        seen.set_receiver(lambda k, aux, unique: heard.extend(zip(k.tolist(), aux, unique.tolist())))
+        seen.add_urls(["http://a.example/", "http://b.example/", "http://a.example/"])
+        assert heard == []
+        seen.flush()
+        assert sorted((url, new) for _, url, new in heard) == [
+            ("http://a.example/", False), ("http://a.example/", True), ("http://b.example/", True)]
+        assert seen.add_many(keys(1, 2)).tolist() == [True, True]
+        assert seen.contains_many(keys(2, 3)).tolist() == [True, False]
+        assert seen.contains_urls(["http://b.example/"]).tolist() == [True]
+
+
+def test_host_cache_misses_then_hits(tmp_path):
+    answers = []
+    with HostCache(tmp_path / "robots", lambda hosts, records, aux: answers.extend(zip(hosts, records, aux)),
+                   num_buckets=2) as cache:
+        cache.lookup_many(["a.example", "b.example"], aux=[1, 2])
+        cache.flush()
+        assert sorted(answers) == [("a.example", None, 1), ("b.example", None, 2)]
+        cache.store_many(["a.example"], [b"User-agent: *\nDisallow: /private"])
+        cache.lookup_many(["a.example"])
+        cache.flush()
+        assert answers[-1] == ("a.example", b"User-agent: *\nDisallow: /private", None)

@@ -50,7 +50,7 @@ _BLOCK_BITS = 9
 _BLOCK = 1 << _BLOCK_BITS
 
 # Strings per batch step of the many-string functions (see _in_chunks).
-CHUNK = 4096
+CHUNK = 512
 
 _SLASH = ord("/")
 _COLON = ord(":")
@@ -71,12 +71,38 @@ def _byte_tables(bit_values) -> np.ndarray:
     return table
 
 
-def _multiply(values: np.ndarray, tables: np.ndarray) -> np.ndarray:
-    """Apply a GF(2)-linear map given as 8 byte tables (byte 0 = least significant) to values."""
+def _apply_linear_maps(tables: np.ndarray, which: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """GF(2)-linear maps of 64-bit values, each map given as 8 byte tables (byte 0 = lowest).
+
+    ``tables`` has shape (maps, 8, 256); ``values[k]`` goes through map ``which[k]``.
+    """
+    flat = tables.reshape(-1)
+    base = which.astype(np.intp) * (8 * 256)
     result = np.zeros_like(values)
     for i in range(8):
-        result ^= tables[i].take(((values >> np.uint64(8 * i)) & np.uint64(0xFF)).astype(np.intp))
+        byte = ((values >> np.uint64(8 * i)) & np.uint64(0xFF)).astype(np.intp)
+        result ^= flat.take(base + (i * 256) + byte)
     return result
+
+
+class Scratch:
+    """Work arrays reused from one batch to the next.
+
+    A batch step needs arrays of a few bytes per code unit; allocating them afresh for every
+    chunk makes the operating system hand over (and zero) new pages each time, which cost
+    more than the fingerprinting itself. One Scratch serves the chunks of one call in turn.
+    """
+
+    def __init__(self) -> None:
+        self._buffers: dict[type, np.ndarray] = {}
+
+    def array(self, dtype, size: int) -> np.ndarray:
+        """A work array of ``size`` elements (contents undefined), valid until the next call."""
+        buffer = self._buffers.get(dtype)
+        if buffer is None or buffer.size < size:
+            grown = size if buffer is None else max(size, 2 * buffer.size)
+            buffer = self._buffers[dtype] = np.empty(grown, dtype)
+        return buffer[:size]
 
 
 class RabinFingerprinter:
@@ -155,31 +181,34 @@ class RabinFingerprinter:
         high = _byte_tables(powers[55 - bit + shift]).ravel()
         return low, high
 
-    @cached_property
-    def _block_multipliers(self) -> list[np.ndarray]:
-        """Byte tables (8, 256) of multiplication by x^(16 * BLOCK * q) mod P, for q = 0, 1, ..."""
-        powers = np.array(self._powers, dtype=np.uint64)
-        # Bit 8i+b of a word is x^(63-8i-b); times x^(16 BLOCK) it becomes that power of x.
-        exponent = 63 - np.arange(64).reshape(8, 8)
-        return [_byte_tables(powers[exponent]), _byte_tables(powers[exponent + 16 * _BLOCK])]
+    def _block_multipliers(self, count: int) -> np.ndarray:
+        """Byte tables (count, 8, 256): map q multiplies by x^(16 * BLOCK * q) mod P."""
+        tables = self.__dict__.get("_multipliers")
+        if tables is None:
+            powers = np.array(self._powers, dtype=np.uint64)
+            # Bit 8i+b of a word is x^(63-8i-b); times x^(16 BLOCK) it becomes that power of x.
+            exponent = 63 - np.arange(64).reshape(8, 8)
+            identity = _byte_tables(powers[exponent])
+            tables = np.stack([identity, _byte_tables(powers[exponent + 16 * _BLOCK])])
+        while len(tables) < count:
+            # x^(16 BLOCK q) = x^(16 BLOCK) * x^(16 BLOCK (q-1)): send the images of the single
+            # bits under the one-block map through the last map made.
+            one_block_basis = tables[1][:, 1 << np.arange(8)].reshape(-1)
+            last = np.full(64, len(tables) - 1)
+            basis = _apply_linear_maps(tables, last, one_block_basis)
+            tables = np.concatenate([tables, _byte_tables(basis.reshape(1, 8, 8))])
+        self.__dict__["_multipliers"] = tables
+        return tables
 
     def _times_block_powers(self, values: np.ndarray, blocks: np.ndarray) -> np.ndarray:
         """values[i] * x^(16 * BLOCK * blocks[i]) mod P (values reduced)."""
-        multipliers = self._block_multipliers
+        scaled = np.flatnonzero(blocks)
+        if scaled.size == 0:
+            return values
+        tables = self._block_multipliers(int(blocks.max()) + 1)
         values = values.copy()
-        for q in np.unique(blocks[blocks > 0]):
-            while len(multipliers) <= q:
-                # x^(16 BLOCK (q+1)) = x^(16 BLOCK q) * x^(16 BLOCK): map the basis of one
-                # step through the other.
-                basis = _multiply(self._basis(multipliers[1]), multipliers[-1])
-                multipliers.append(_byte_tables(basis.reshape(8, 8)))
-            selected = blocks == q
-            values[selected] = _multiply(values[selected], multipliers[q])
+        values[scaled] = _apply_linear_maps(tables, blocks[scaled], values[scaled])
         return values
-
-    def _basis(self, tables: np.ndarray) -> np.ndarray:
-        """The 64 images of the single bits under a map given as byte tables: row i, bit b."""
-        return np.array([tables[i][1 << b] for i in range(8) for b in range(8)], dtype=np.uint64)
 
     def length_terms(self, lengths: np.ndarray) -> np.ndarray:
         """x^(64 + 16n) mod P for each length n: the empty fingerprint carried along n units."""
@@ -194,12 +223,15 @@ class RabinFingerprinter:
         """x^(64 + 16r) mod P for r in [0, BLOCK)."""
         return np.array(self._powers[64 : 64 + 16 * _BLOCK : 16], dtype=np.uint64)
 
-    def fold(self, units: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    def fold(
+        self, units: np.ndarray, lengths: np.ndarray, scratch: Scratch | None = None
+    ) -> np.ndarray:
         """Fingerprints of strings laid end to end in ``units`` (UTF-16 code units, uint16).
 
         ``lengths[i]`` is the number of units of string i; they add up to ``units.size``.
-        Returns a uint64 array, one fingerprint per string.
+        Returns a uint64 array, one fingerprint per string. ``scratch`` lends work arrays.
         """
+        scratch = scratch or Scratch()
         lengths = np.asarray(lengths, dtype=np.int64)
         fingerprints = self.length_terms(lengths)
         if units.size == 0:
@@ -215,24 +247,26 @@ class RabinFingerprinter:
         # every string's first unit. Without long strings it is scaled at once into a row
         # offset (distance * 256) of the tables.
         row_size = 1 if long_strings else 256
-        step = np.full(units.size, -row_size, dtype=index_type)
-        step[starts] = (filled_lengths - 1) * row_size
-        index = np.cumsum(step, dtype=index_type)
+        index = scratch.array(index_type, units.size)
+        index.fill(-row_size)
+        index[starts] = (filled_lengths - 1) * row_size
+        np.cumsum(index, out=index)
         if long_strings:
             blocks = index >> _BLOCK_BITS
             index &= _BLOCK - 1
             index <<= 8
 
         low_table, high_table = self._unit_tables
+        contributions = scratch.array(np.uint64, units.size)
         wide = np.flatnonzero(units > 0xFF) if units.dtype != np.uint8 else ()
         if len(wide):
             index += units & 0xFF
-            contributions = low_table.take(index)
+            low_table.take(index, out=contributions)
             high_index = (index[wide] & ~0xFF) + (units[wide] >> 8)
             contributions[wide] ^= high_table.take(high_index)
         else:
             index += units
-            contributions = low_table.take(index)
+            low_table.take(index, out=contributions)
 
         if long_strings:
             # Sum each block of BLOCK units (they share a power of x^(16 BLOCK)), scale the
@@ -250,7 +284,7 @@ class RabinFingerprinter:
 
     def fp_many(self, texts: Iterable[str]) -> np.ndarray:
         """:meth:`fp` of each string, as a numpy uint64 array, computed in batches."""
-        return _in_chunks(lambda chunk: self.fold(*utf16_units(chunk)), texts)
+        return _in_chunks(lambda chunk, scratch: self.fold(*utf16_units(chunk), scratch), texts)
 
 
 # The generators Heritrix uses (FPGenerator.std24 / std40 / std64).
@@ -333,20 +367,28 @@ def create_key(url: str) -> int:
     return STD24.fp(scheme_authority(url)) | (STD40.fp(url) >> 24)
 
 
-def _scheme_authority_lengths(units: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def _scheme_authority_lengths(
+    units: np.ndarray, starts: np.ndarray, lengths: np.ndarray
+) -> np.ndarray:
     """:func:`scheme_authority`'s length (in units) for each string laid end to end in units."""
     ends = starts + lengths
     cut = ends.copy()  # no '://', or no '/' after it: the whole URL
     slashes = np.flatnonzero(units == _SLASH)
-    # "://" starts where a '/' follows a '/' that follows a ':' (all within one string).
+    # Every "://" of the chunk: a ':' before two adjacent '/'. One may straddle two strings;
+    # the test against the string's end below drops it.
     pairs = slashes[:-1][(slashes[1:] == slashes[:-1] + 1) & (slashes[:-1] > 0)]
     separators = pairs[units[pairs - 1] == _COLON] - 1
+    # Each string's first "://" at or after its start (Java's indexOf), if it lies inside it.
     first = np.searchsorted(separators, starts)
-    candidate = separators[np.minimum(first, max(separators.size - 1, 0))] if separators.size else starts
+    if separators.size:
+        candidate = separators[np.minimum(first, separators.size - 1)]
+    else:
+        candidate = starts
     found = (first < separators.size) & (candidate + 3 <= ends)
     at_start = found & (candidate == starts)
     cut[at_start] = starts[at_start]
     later = found & ~at_start
+    # Then the first '/' after the "://" (indexOf('/', index + 3)), if inside the string.
     after = np.searchsorted(slashes, candidate[later] + 3)
     slash = slashes[np.minimum(after, slashes.size - 1)]
     inside = (after < slashes.size) & (slash < ends[later])
@@ -367,12 +409,13 @@ def _gather_segments(units: np.ndarray, starts: np.ndarray, lengths: np.ndarray)
     return units[np.cumsum(step)]
 
 
-def _create_keys_of_chunk(urls: list[str]) -> np.ndarray:
+def _create_keys_of_chunk(urls: list[str], scratch: Scratch) -> np.ndarray:
     units, lengths = utf16_units(urls)
     starts = np.cumsum(lengths) - lengths
     prefix_lengths = _scheme_authority_lengths(units, starts, lengths)
     prefixes = _gather_segments(units, starts, prefix_lengths)
-    return STD24.fold(prefixes, prefix_lengths) | (STD40.fold(units, lengths) >> np.uint64(24))
+    host_part = STD24.fold(prefixes, prefix_lengths, scratch)
+    return host_part | (STD40.fold(units, lengths, scratch) >> np.uint64(24))
 
 
 def create_keys(urls: Iterable[str]) -> np.ndarray:
@@ -381,12 +424,15 @@ def create_keys(urls: Iterable[str]) -> np.ndarray:
 
 
 def _in_chunks(compute, texts: Iterable[str]) -> np.ndarray:
-    """compute(chunk) over chunks of CHUNK strings, concatenated.
+    """compute(chunk, scratch) over chunks of CHUNK strings, concatenated.
 
     The work arrays of a chunk (a few bytes to 8 per code unit) then stay in the processor's
-    cache; one pass over a million URLs at once is several times slower.
+    cache, and are reused from chunk to chunk; one pass over a million URLs at once is
+    several times slower.
     """
     texts = texts if isinstance(texts, list) else list(texts)
+    scratch = Scratch()
     if len(texts) <= CHUNK:
-        return compute(texts)
-    return np.concatenate([compute(texts[i : i + CHUNK]) for i in range(0, len(texts), CHUNK)])
+        return compute(texts, scratch)
+    chunks = range(0, len(texts), CHUNK)
+    return np.concatenate([compute(texts[i : i + CHUNK], scratch) for i in chunks])

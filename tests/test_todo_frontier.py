@@ -37,6 +37,25 @@ def test_key_order_pops_smallest_url_first_and_a_put_replaces_a_waiting_url(env)
     assert todo.get_next() is None and todo.get_next_batch(5) == [] and len(todo) == 0
 
 
+def test_a_url_put_below_what_was_already_popped_is_still_found(env):
+    todo = JeTodoFrontier(env, "key", create=True)
+    todo.put_urls([CrawlUrl("http://m/"), CrawlUrl("http://n/")])
+    assert todo.get_next().ori_url == "http://m/"
+    todo.put_url(CrawlUrl("http://a/"))
+    assert urls(todo.get_next_batch(5)) == ["http://a/", "http://n/"]
+
+
+def test_a_damaged_record_stops_the_pop_and_puts_the_batch_back(env, order):
+    todo = JeTodoFrontier(env, order, create=True)
+    todo.put_urls([CrawlUrl("http://a/"), CrawlUrl("http://b/")])
+    last_key = list(todo.db.keys())[-1]
+    todo.db.put(last_key, b"\x01garbage")
+    with pytest.raises(BadInput, match="damaged"):
+        todo.get_next_batch(5)
+    assert len(todo) == 2
+    assert todo.get_next().ori_url == "http://a/"
+
+
 def test_fifo_order_pops_in_put_order_keeping_duplicates(env):
     todo = JeTodoFrontier(env, "fifo", create=True)
     todo.put_urls([CrawlUrl("http://c/"), CrawlUrl("http://a/")])

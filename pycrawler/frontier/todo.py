@@ -32,15 +32,15 @@ import abc
 import os
 import threading
 from collections.abc import Callable, Iterable
-from itertools import islice
 
 import numpy as np
 
-from ..errors import BadInput, PycrawlerError
+from ..errors import BadInput
 from ..records.crawl_url import CrawlUrl, decode_many, encode_many
 from ..store import Environment
 from ..store.mapping import SortedMap
-from ..store.packing import pack, pack_fixed
+from ..store.java_errors import je_errors
+from ..store.packing import pack, pack_fixed, unpack
 from ..store.tuple import java_utf
 from .protocol import TodoFrontier
 
@@ -85,14 +85,17 @@ def sorted_entries(keys: list[bytes], values: list[bytes]) -> tuple[tuple, tuple
 
 class JeFrontier(TodoFrontier):
     """What every JE-backed TODO store shares: a put is one transaction and one JNI crossing,
-    a pop takes the head of the database in key order (one scan page and one range delete,
-    in one transaction). Subclasses say how records become entries and back."""
+    a pop takes the head of the database in key order (one cursor walk in Java that reads and
+    deletes, in one transaction). Subclasses say how records become entries and back."""
 
     def __init__(self, env: Environment, db):
         self.env = env
         self.db = db
         self._owns_env = False
         self._lock = threading.Lock()
+        # Every live record's key is >= this (None: unknown, as after opening). Pops start
+        # their walk here instead of stepping over the slots of records already popped.
+        self._resume_from: bytes | None = None
 
     @classmethod
     def _open_env(cls, path, *, create: bool, read_only: bool, durability: str, cache_size: int | None,
@@ -109,7 +112,7 @@ class JeFrontier(TodoFrontier):
 
     @abc.abstractmethod
     def _entries(self, records: list[CrawlUrl]) -> tuple[tuple, tuple]:
-        """Packed keys and values for ``records``; runs under the lock."""
+        """Packed keys, in ascending order, and values for ``records``; runs under the lock."""
 
     def _records(self, values: tuple[bytes, ...]) -> list[CrawlUrl]:
         return decode_many(values)
@@ -131,24 +134,28 @@ class JeFrontier(TodoFrontier):
             with self.env.begin() as txn:
                 self.db.put_many(keys, values, txn=txn)
             self._stored(len(records))
+            smallest = bytes(keys[0][keys[1][0]:keys[1][1]])
+            if self._resume_from is not None and smallest < self._resume_from:
+                self._resume_from = smallest
         return len(records)
 
     def get_next_batch(self, n: int) -> list[CrawlUrl]:
         self._require_writable()
         if n <= 0:
             return []
+        import jpype
+
+        take_first = jpype.JClass("org.pycrawler.bridge.TodoQueue").takeFirst
+        start = None if self._resume_from is None else jpype.JArray(jpype.JByte)(self._resume_from)
         with self._lock, self.env.begin() as txn:
-            page = list(islice(self.db.items(txn=txn, page_records=n), n))
-            if not page:
-                return []
-            keys, values = zip(*page)
-            records = self._records(values)  # before the delete: a damaged record aborts the pop
-            # The page is the head of the database, so one cursor walk deletes it; a count that
-            # differs means someone wrote around this object's lock, and the pop is undone.
-            removed = self.db.delete_range(keys[0], keys[-1] + b"\x00", txn=txn)
-            if removed != len(keys):
-                raise PycrawlerError(f"{self.db.name!r} changed during a pop ({removed} records in the range "
-                                     f"of {len(keys)} read): use one frontier object per store")
+            with je_errors(f"{self.env.path} database {self.db.name!r}"):
+                page = take_first(self.db.java, txn.java, start, n)
+            keys = unpack(page[0].data, page[0].offsets)
+            # Decoded inside the transaction: a damaged record raises, and the abort puts the
+            # whole batch back.
+            records = self._records(unpack(page[1].data, page[1].offsets))
+        if keys:
+            self._resume_from = keys[-1] + b"\x00"
         return records
 
     def __len__(self) -> int:

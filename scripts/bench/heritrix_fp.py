@@ -6,7 +6,8 @@
 The URLs are those of ../shared/vectors/heritrix-fp.tsv (JDK API links plus the edge cases:
 non-BMP, IDN, a 5,000-character URL...), repeated to ``--urls``. Batch figures are over the
 whole list in one call (the function cuts it in chunks itself); the scalar baseline (one
-Python call per URL) runs on ``--scalar-urls`` of them. Rates are medians of ``--repeat``
+Python call per URL) runs on ``--scalar-urls`` of them, and Heritrix's default
+canonicalisation (one Python call per URL too) on ``--canon-urls``. Rates are medians of ``--repeat``
 runs of this process's CPU time (the work is single-threaded), with the best run beside
 them. The last line is ``key=value`` figures.
 """
@@ -22,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from pycrawler.heritrix import STD64, create_key, create_keys  # noqa: E402
+from pycrawler.heritrix import STD64, canonicalize_many, create_key, create_keys  # noqa: E402
 
 
 def read_vector_urls(path: Path) -> list[str]:
@@ -48,6 +49,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--urls", type=int, default=1_000_000, help="URLs per batch run")
     parser.add_argument("--scalar-urls", type=int, default=20_000, help="URLs for the scalar baseline")
+    parser.add_argument("--canon-urls", type=int, default=200_000, help="URLs to canonicalise")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--vectors", type=Path, default=ROOT.parent / "shared" / "vectors" / "heritrix-fp.tsv")
     args = parser.parse_args()
@@ -65,11 +67,16 @@ def main() -> None:
     scalar_rate, _ = rates(len(scalar_urls), lambda: [create_key(u) for u in scalar_urls], args.repeat)
     print(f"scalar create_key: {scalar_rate:,}/s over {len(scalar_urls):,} URLs", flush=True)
 
+    canon_urls = urls[: args.canon_urls]
+    canon_rate, _ = rates(len(canon_urls), lambda: canonicalize_many(canon_urls), args.repeat)
+    print(f"canonicalize_many (default rules): {canon_rate:,}/s", flush=True)
+
     mean_chars = sum(map(len, urls)) / len(urls)
     print(
         f"create_key_per_s={key_rate} create_key_best_per_s={key_best} "
         f"fp64_per_s={fp64_rate} fp64_best_per_s={fp64_best} "
         f"scalar_create_key_per_s={scalar_rate} speedup={key_rate / scalar_rate:.1f} "
+        f"canonicalize_per_s={canon_rate} "
         f"urls={len(urls)} mean_url_chars={mean_chars:.1f}"
     )
 

@@ -226,7 +226,8 @@ class RabinFingerprinter:
     def fold(
         self, units: np.ndarray, lengths: np.ndarray, scratch: Scratch | None = None
     ) -> np.ndarray:
-        """Fingerprints of strings laid end to end in ``units`` (UTF-16 code units, uint16).
+        """Fingerprints of strings laid end to end in ``units`` (UTF-16 code units: uint16,
+        or uint8 when all are below 256).
 
         ``lengths[i]`` is the number of units of string i; they add up to ``units.size``.
         Returns a uint64 array, one fingerprint per string. ``scratch`` lends work arrays.

@@ -115,6 +115,7 @@ class RabinFingerprinter:
         self.polynomial = polynomial
         self.degree = degree
         self.empty = self._powers[64]
+        self._multipliers: np.ndarray | None = None  # grown by _block_multipliers
 
     def __repr__(self) -> str:
         return f"RabinFingerprinter(0x{self.polynomial:016X}, {self.degree})"
@@ -183,10 +184,11 @@ class RabinFingerprinter:
 
     def _block_multipliers(self, count: int) -> np.ndarray:
         """Byte tables (count, 8, 256): map q multiplies by x^(16 * BLOCK * q) mod P."""
-        tables = self.__dict__.get("_multipliers")
+        tables = self._multipliers
         if tables is None:
             powers = np.array(self._powers, dtype=np.uint64)
-            # Bit 8i+b of a word is x^(63-8i-b); times x^(16 BLOCK) it becomes that power of x.
+            # Map q sends bit 8i+b of a word, x^(63-8i-b), to x^(63-8i-b + 16 BLOCK q) mod P:
+            # maps 0 and 1 come straight from the powers.
             exponent = 63 - np.arange(64).reshape(8, 8)
             identity = _byte_tables(powers[exponent])
             tables = np.stack([identity, _byte_tables(powers[exponent + 16 * _BLOCK])])
@@ -197,7 +199,7 @@ class RabinFingerprinter:
             last = np.full(64, len(tables) - 1)
             basis = _apply_linear_maps(tables, last, one_block_basis)
             tables = np.concatenate([tables, _byte_tables(basis.reshape(1, 8, 8))])
-        self.__dict__["_multipliers"] = tables
+        self._multipliers = tables
         return tables
 
     def _times_block_powers(self, values: np.ndarray, blocks: np.ndarray) -> np.ndarray:

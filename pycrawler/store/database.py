@@ -3,6 +3,13 @@
 Single-record methods cross JNI once each and are for convenience; the ``*_many`` methods
 and the scans hand the JVM whole batches (see ``org.pycrawler.bridge.Bulk``), which is what
 any hot path must use.
+
+Batches answer in the caller's order but are applied in key order (a stable sort in Java:
+several times faster on random keys, and among equal keys the caller's order still decides).
+Atomicity: with ``txn``, a batch is part of that transaction. Without one, a batch commits
+every 50,000 records (``Bulk.COMMIT_EVERY``), in key order: each commit is atomic, and a
+batch that fails part way raises with its earlier commits in place; this bounds the locks a
+batch holds, whatever its size. Pass ``txn=env.begin()`` when a batch must be all or nothing.
 """
 
 from __future__ import annotations

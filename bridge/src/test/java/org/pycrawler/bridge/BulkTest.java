@@ -369,7 +369,7 @@ public class BulkTest {
     }
 
     @Test
-    public void aFailingBatchWithoutATransactionWritesNothing() throws Exception {
+    public void aFailingBatchWithinOneCommitWritesNothing() throws Exception {
         putAll("existing", "1");
         Packed keys = pack("a", "b", "z");
         Packed tooFewValues = pack("1", "2");
@@ -381,6 +381,43 @@ public class BulkTest {
             // the batch's own transaction was aborted
         }
         assertEquals(Arrays.asList(null, null, null, "1"), lookup("a", "b", "z", "existing"));
+    }
+
+    /** Keys 0..n-1 as 4-byte big-endian records, so their byte order is their numeric order. */
+    private static Packed numbered(int n) {
+        Packed.Builder builder = new Packed.Builder();
+        for (int i = 0; i < n; i++) {
+            builder.add(new byte[] {(byte) (i >>> 24), (byte) (i >>> 16), (byte) (i >>> 8), (byte) i}, 0, 4);
+        }
+        return builder.build();
+    }
+
+    @Test
+    public void aLongBatchWithoutATransactionCommitsInChunksInKeyOrder() throws Exception {
+        int n = Bulk.COMMIT_EVERY + 10;
+        Packed keys = numbered(n);
+        Packed oneValueShort = numbered(n - 1);
+        try {
+            Bulk.put(db, null, keys.data, keys.offsets, oneValueShort.data, oneValueShort.offsets);
+            fail("a batch with a value missing must fail");
+        } catch (ArrayIndexOutOfBoundsException expected) {
+            // the first COMMIT_EVERY records (in key order) were committed before the failure
+        }
+        assertEquals(Bulk.COMMIT_EVERY, db.count());
+        Packed last = numbered(Bulk.COMMIT_EVERY + 1);
+        boolean[] present = Bulk.contains(db, null, last.data, last.offsets);
+        assertTrue(present[Bulk.COMMIT_EVERY - 1]);
+        assertFalse(present[Bulk.COMMIT_EVERY]);
+    }
+
+    @Test
+    public void aLongBatchInTheCallersTransactionIsAllOrNothing() throws Exception {
+        Packed keys = numbered(Bulk.COMMIT_EVERY + 10);
+        Transaction txn = env.beginTransaction(null, null);
+        boolean[] inserted = Bulk.addKeys(db, txn, keys.data, keys.offsets);
+        assertEquals(Bulk.COMMIT_EVERY + 10, inserted.length);
+        txn.abort();
+        assertEquals("no commit of its own happened inside the caller's transaction", 0, db.count());
     }
 
     @Test

@@ -12,9 +12,9 @@ import sys
 import traceback
 
 from ..errors import PycrawlerError
-from . import frontier, info, store
+from . import demo, frontier, info, store
 
-GROUPS = (info, store, frontier)
+GROUPS = (info, demo, store, frontier)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -21,7 +21,7 @@ from ..store import Environment
 from ..store.logfile import jdb_files
 from .book import BookFrontier, is_book_layout
 from .protocol import TodoFrontier
-from .todo import ORDERS, JeTodoFrontier
+from .todo import JE_CONFIG, ORDERS, JeTodoFrontier
 
 LAYOUTS = {"pycrawler": tuple(ORDERS), "book": ("key",)}
 """Layout name -> the orders it offers, the first being the default."""
@@ -52,7 +52,8 @@ def open_frontier(path: str | os.PathLike, *, layout: str | None = None, order: 
     path = Path(path)
     if not create and not (path.is_dir() and jdb_files(path)):
         raise BadInput(f"{path} holds no TODO store" + ("" if path.exists() else " (it does not exist)"))
-    env = Environment(path, create=create, read_only=read_only, durability=None if read_only else durability)
+    env = Environment(path, create=create, read_only=read_only, durability=None if read_only else durability,
+                      config=JE_CONFIG)
     try:
         frontier = _frontier_in(env, layout, order, create)
     except BaseException:

@@ -158,12 +158,12 @@ class JeFrontier(TodoFrontier):
         with self._lock, self.env.begin() as txn:
             with je_errors(f"{self.env.path} database {self.db.name!r}"):
                 page = take_first(self.db.java, txn.java, start, n)
-            keys = unpack(page[0].data, page[0].offsets)
             # Decoded inside the transaction: a damaged record raises, and the abort puts the
             # whole batch back.
             records = self._records(unpack(page[1].data, page[1].offsets))
-        if keys:
-            self._resume_from = keys[-1] + b"\x00"
+        if records:  # only the last key is needed: where the next pop starts
+            offsets = page[0].offsets
+            self._resume_from = bytes(page[0].data[offsets[len(records) - 1]:offsets[len(records)]]) + b"\x00"
         return records
 
     def __len__(self) -> int:

@@ -66,23 +66,24 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--batch", type=int, default=10_000, help="records per put_urls / get_next_batch")
     parser.add_argument("--single-records", type=int, default=20_000, help="records for the one-at-a-time baseline")
-    parser.add_argument("--cache-mb", type=int, default=256, help="JE cache")
+    parser.add_argument("--cache-mb", type=int, help="JE cache (default JE's: 60%% of the JVM heap, PYCRAWLER_HEAP)")
     parser.add_argument("--dir", type=Path, help="where the stores go (default: a temporary directory)")
     args = parser.parse_args()
 
     records = make_records(args.records)
     singles = make_records(args.single_records, salt="-single")
+    cache_size = args.cache_mb and args.cache_mb << 20
     figures = {}
     with tempfile.TemporaryDirectory(dir=args.dir) as scratch:
         for order in ("key", "fifo"):
             with JeTodoFrontier.open(Path(scratch) / order, order, create=True,
-                                     cache_size=args.cache_mb << 20) as frontier:
+                                     cache_size=cache_size) as frontier:
                 put_rate, get_rate = batched(frontier, records, args.batch)
                 print(f"{order} order, batches of {args.batch:,}: put {put_rate:,.0f}/s, get {get_rate:,.0f}/s "
                       f"over {args.records:,} records", flush=True)
                 figures[f"{order}_put_per_s"], figures[f"{order}_get_per_s"] = put_rate, get_rate
         with JeTodoFrontier.open(Path(scratch) / "single", "key", create=True,
-                                 cache_size=args.cache_mb << 20) as frontier:
+                                 cache_size=cache_size) as frontier:
             put_rate, get_rate = one_at_a_time(frontier, singles)
             print(f"key order, one at a time (put_url/get_next): put {put_rate:,.0f}/s, get {get_rate:,.0f}/s "
                   f"over {args.single_records:,} records", flush=True)

@@ -166,3 +166,26 @@ def test_every_acknowledged_url_not_taken_survives_kill_9(tmp_path, order):
         stored = {r.ori_url for r in todo.get_next_batch(10**6)}
     assert acknowledged - taken <= stored
     assert not taken & stored
+
+
+def test_threads_putting_and_popping_lose_nothing(env, order):
+    import threading
+
+    todo = JeTodoFrontier(env, order, create=True)
+    taken: list[CrawlUrl] = []
+
+    def producer(base: int) -> None:
+        for start in range(0, 300, 30):  # descending URLs, so puts land below earlier pops
+            todo.put_urls(CrawlUrl(f"http://t/{base}/{999 - i:03d}") for i in range(start, start + 30))
+
+    def consumer() -> None:
+        for _ in range(40):
+            taken.extend(todo.get_next_batch(7))
+
+    threads = [threading.Thread(target=producer, args=(b,)) for b in range(3)] + [threading.Thread(target=consumer)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    taken.extend(todo.get_next_batch(10_000))
+    assert sorted(urls(taken)) == sorted(f"http://t/{b}/{999 - i:03d}" for b in range(3) for i in range(300))

@@ -154,16 +154,17 @@ class JeFrontier(TodoFrontier):
         import jpype
 
         take_first = jpype.JClass("org.pycrawler.bridge.TodoQueue").takeFirst
-        start = None if self._resume_from is None else jpype.JArray(jpype.JByte)(self._resume_from)
-        with self._lock, self.env.begin() as txn:
-            with je_errors(f"{self.env.path} database {self.db.name!r}"):
-                page = take_first(self.db.java, txn.java, start, n)
-            # Decoded inside the transaction: a damaged record raises, and the abort puts the
-            # whole batch back.
-            records = self._records(unpack(page[1].data, page[1].offsets))
-        if records:  # only the last key is needed: where the next pop starts
-            offsets = page[0].offsets
-            self._resume_from = bytes(page[0].data[offsets[len(records) - 1]:offsets[len(records)]]) + b"\x00"
+        with self._lock:  # the resume point is read and moved under the lock puts lower it under
+            start = None if self._resume_from is None else jpype.JArray(jpype.JByte)(self._resume_from)
+            with self.env.begin() as txn:
+                with je_errors(f"{self.env.path} database {self.db.name!r}"):
+                    page = take_first(self.db.java, txn.java, start, n)
+                # Decoded inside the transaction: a damaged record raises, and the abort puts
+                # the whole batch back.
+                records = self._records(unpack(page[1].data, page[1].offsets))
+            if records:  # only the last key is needed: where the next pop starts
+                offsets = page[0].offsets
+                self._resume_from = bytes(page[0].data[offsets[len(records) - 1]:offsets[len(records)]]) + b"\x00"
         return records
 
     def __len__(self) -> int:

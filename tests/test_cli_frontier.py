@@ -116,3 +116,12 @@ def test_an_order_against_the_existing_store_is_bad_input(tmp_path, capsys):
     run(capsys, "frontier", "put", str(store), "http://a/")
     code, _, err = run(capsys, "frontier", "put", str(store), "--order", "fifo", "http://b/")
     assert code == 2 and "in key order" in err
+
+
+def test_check_url_refuses_none_and_keeps_non_bmp():
+    from pycrawler.cli.frontier import check_url
+    from pycrawler.errors import BadInput
+
+    with pytest.raises(BadInput, match="empty URL"):
+        check_url(None)
+    assert check_url(ASTRAL) == ASTRAL

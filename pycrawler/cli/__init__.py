@@ -12,9 +12,9 @@ import sys
 import traceback
 
 from ..errors import PycrawlerError
-from . import demo, frontier, info, store
+from . import demo, frontier, heritrix, info, store
 
-GROUPS = (info, demo, store, frontier)
+GROUPS = (info, demo, store, frontier, heritrix)
 
 
 def build_parser() -> argparse.ArgumentParser:

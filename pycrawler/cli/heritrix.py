@@ -1,0 +1,177 @@
+"""``pycrawler heritrix inspect|seen|export|import``: existing Heritrix crawl state, read-only.
+
+Every command opens the state (a job's ``state/`` folder, or ``--checkpoint NAME|latest``)
+read-only and changes nothing in it; a state that a running crawler holds is refused (see
+docs/heritrix.md). Heritrix 1.14 stores are read with pycrawler's JE 3.3; Heritrix 3 stores
+need the user's Heritrix ``lib/`` on ``PYCRAWLER_CLASSPATH``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from itertools import islice
+from pathlib import Path
+
+from ..errors import BadInput
+from .store import _json_default, _output
+
+SEEN_BATCH = 100_000
+TOP_QUEUES = 10
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("heritrix", help="inspect, check, export and import Heritrix crawl state (read-only)",
+                       description=__doc__.splitlines()[0])
+    actions = p.add_subparsers(dest="heritrix_command", required=True, metavar="ACTION")
+
+    def state_command(name: str, help: str, run):
+        command = actions.add_parser(name, help=help)
+        command.add_argument("state", metavar="STATE", help="the crawl's state folder (jobs/<job>/state)")
+        command.add_argument("--checkpoint", metavar="NAME",
+                             help="read this checkpoint of the crawl instead (a name, 'latest', or its folder)")
+        command.set_defaults(run=run)
+        return command
+
+    inspect = state_command("inspect", "JE and log version, databases, queues, seen count", run_inspect)
+    inspect.add_argument("--top", type=int, default=TOP_QUEUES, metavar="N", help="queues to list (largest first)")
+
+    seen = state_command("seen", "is each URL in alreadySeenUrl? (URLs as arguments or one per line on stdin)",
+                         run_seen)
+    seen.add_argument("urls", nargs="*", metavar="URL")
+    seen.add_argument("--no-canon", action="store_true", help="key the URLs as given, without canonicalising")
+
+    export = state_command("export", "write pending URLs (JSON lines) and seen keys", run_export)
+    export.add_argument("--pending", metavar="FILE", help="pending URLs in queue order, one JSON object a line")
+    export.add_argument("--seen", metavar="FILE", help="seen keys, ascending (see --seen-format)")
+    export.add_argument("--seen-format", choices=("raw", "hex"), default="raw",
+                        help="raw (default): 8-byte big-endian unsigned records; hex: 16 hex digits a line")
+
+    imp = state_command("import", "pending URLs into a pycrawler frontier, seen keys into a Visited table",
+                        run_import)
+    imp.add_argument("--into", required=True, metavar="DIR", help="a new or empty folder")
+    imp.add_argument("--seen-table", choices=("drum", "bloom"), default="drum",
+                     help="drum (default, exact) or bloom (approximate, see --bloom-fpr)")
+    imp.add_argument("--bloom-fpr", type=float, default=0.001, metavar="P", help="Bloom false-positive rate")
+
+
+def _open(args):
+    from ..heritrix.state import HeritrixState
+
+    return HeritrixState.open(args.state, checkpoint=args.checkpoint)
+
+
+# -- inspect ------------------------------------------------------------------------------------
+def _spread(counts: dict[int, int]) -> str:
+    return " ".join(f"{value}:{n}" for value, n in sorted(counts.items()))
+
+
+def run_inspect(args: argparse.Namespace) -> int:
+    from .. import jvm
+    from ..heritrix.export import queue_stats
+
+    with _open(args) as state:
+        source = f"checkpoint {state.checkpoint.name}" if state.checkpoint else "live state (no writer)"
+        print(f"{args.state}: Heritrix {state.heritrix} crawl state, JE log version {state.log_version}, "
+              f"read with JE {jvm.je_version()} ({source})")
+        counts = state.counts()
+        width = max([len("records")] + [len(str(n)) for n in counts.values()])
+        print(f"{'records':>{width}}  database")
+        for name, count in counts.items():
+            print(f"{count:>{width}}  {name}")
+        queues = queue_stats(state)
+        total = sum(q["urls"] for q in queues.values())
+        print(f"pending: {total} URLs in {len(queues)} queues")
+        if queues:
+            largest = sorted(queues.items(), key=lambda kv: (-kv[1]["urls"], kv[0]))[:max(args.top, 0)]
+            width = max(len("urls"), *(len(str(q["urls"])) for _, q in largest)) if largest else 4
+            print(f"  {'urls':>{width}}  directive:count  precedence:count  queue")
+            for name, q in largest:
+                print(f"  {q['urls']:>{width}}  {_spread(q['directives']) or '-':15}  "
+                      f"{_spread(q['precedences']) or '-':16}  {name}")
+            if len(queues) > len(largest):
+                print(f"  ... {len(queues) - len(largest)} more queues")
+        print(f"seen: {state.seen_count()} URL keys (alreadySeenUrl)")
+    return 0
+
+
+# -- seen ---------------------------------------------------------------------------------------
+def _input_urls(args) -> "iter[str]":
+    if args.urls:
+        return iter(args.urls)
+    stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
+    lines = (line.decode("utf-8", "surrogateescape") if isinstance(line, bytes) else line for line in stdin)
+    return (stripped for line in lines if (stripped := line.rstrip("\r\n")))
+
+
+def run_seen(args: argparse.Namespace) -> int:
+    from ..heritrix.canon import canonicalize_many
+    from ..heritrix.fingerprint import create_keys
+
+    urls = _input_urls(args)
+    with _open(args) as state:
+        while batch := list(islice(urls, SEEN_BATCH)):
+            canonical = batch if args.no_canon else canonicalize_many(batch)
+            keys = create_keys(canonical)
+            found = state.contains_keys(keys)
+            sys.stdout.write("".join(
+                f"{'seen' if hit else 'new'}\t{key:016x}\t{canon}\t{url}\n"
+                for hit, key, canon, url in zip(found.tolist(), keys.tolist(), canonical, batch)))
+        sys.stdout.flush()
+    return 0
+
+
+# -- export -------------------------------------------------------------------------------------
+def run_export(args: argparse.Namespace) -> int:
+    from ..heritrix.export import pending_urls, value_decoder, write_seen
+    from ..heritrix.pending import KRYO_NEEDS
+
+    if not args.pending and not args.seen:
+        raise BadInput("say what to export: --pending FILE and/or --seen FILE")
+    with _open(args) as state:
+        if args.pending:
+            decode_many = value_decoder(state)
+            if decode_many is None:
+                print(f"pycrawler: note: {KRYO_NEEDS}; exporting the key fields only (queue, directive, "
+                      "precedence, ordinal) with each value's bytes as value_hex", file=sys.stderr)
+            count = 0
+            with _output(args.pending) as out:
+                for row in pending_urls(state, decode_many):
+                    out.write(json.dumps(row, default=_json_default, ensure_ascii=False) + "\n")
+                    count += 1
+            print(f"pending: {count} URLs -> {args.pending}", file=sys.stderr)
+        if args.seen:
+            count = _write_binary(args.seen, lambda out: write_seen(state, out, args.seen_format))
+            print(f"seen: {count} keys ({args.seen_format}) -> {args.seen}", file=sys.stderr)
+    return 0
+
+
+def _write_binary(path: str, write) -> int:
+    """Run ``write(stream)`` into ``path`` through ``path.part``, renamed when whole."""
+    target = Path(path)
+    partial = target.with_name(target.name + ".part")
+    try:
+        stream = open(partial, "wb")
+    except OSError as exc:
+        raise BadInput(f"cannot write {target}: {exc.strerror}") from None
+    try:
+        with stream:
+            count = write(stream)
+        partial.replace(target)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    return count
+
+
+# -- import -------------------------------------------------------------------------------------
+def run_import(args: argparse.Namespace) -> int:
+    from ..heritrix.migrate import import_state
+
+    with _open(args) as state:
+        manifest = import_state(state, Path(args.into), seen_table=args.seen_table, bloom_fpr=args.bloom_fpr)
+    print(f"imported {manifest['frontier']['urls']} pending URLs into {args.into}/frontier (fifo, queue order) "
+          f"and {manifest['seen']['keys']} seen keys into {args.into}/{manifest['seen']['path']} "
+          f"({manifest['seen']['kind']}, Heritrix createKey)")
+    return 0

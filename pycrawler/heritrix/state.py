@@ -1,0 +1,229 @@
+"""A Heritrix crawl state, opened read-only: its databases, pending URLs and seen keys.
+
+``HeritrixState.open(STATE)`` takes a job's ``state/`` folder (a JE environment), or with
+``checkpoint=`` one of its checkpoints (:mod:`.checkpoints`). Before JE touches anything it
+checks what the store needs:
+
+- the log version in the first ``.jdb`` file's header: 6 is JE 3.3 (Heritrix 1.14), which
+  pycrawler's default JE reads; 15 is JE 7.5 (Heritrix 3.4+), which needs the user's
+  Heritrix ``lib/`` (``je-7.5.11.jar``) on ``PYCRAWLER_CLASSPATH``;
+- that no crawler holds the environment's write lock (:mod:`.writer_lock`): a live crawl is
+  refused (:class:`~pycrawler.errors.StoreLocked`), never read beside and never unlocked;
+- that the environment holds Heritrix's databases (``pending`` or ``alreadySeenUrl``).
+
+The store is opened read-only and non-transactionally (Heritrix's environments are not
+transactional): not a byte of the user's folders changes.
+
+Seen keys are ``alreadySeenUrl``'s: ``LongBinding`` of ``create_key(canonicalize(url))``,
+i.e. the 64-bit key with its sign bit flipped, big-endian. :meth:`HeritrixState.seen_keys`
+yields them as unsigned 64-bit numbers in ascending order; :meth:`contains_keys` answers a
+batch in one JNI crossing.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from .. import jvm
+from ..errors import BadInput, PycrawlerError, SetupError, StoreLocked
+from ..store import Environment, logfile
+from ..store.packing import pack_fixed
+from . import checkpoints
+from .writer_lock import WriterProbe
+
+PENDING = "pending"
+SEEN = "alreadySeenUrl"
+CATALOG = "classCatalog"
+HERITRIX_DATABASES = (PENDING, SEEN)
+SIGN_BIT = np.uint64(1 << 63)
+SCAN_PAGE = 65536
+
+H3_LOG_VERSION = 7  # JE 4 and later: the JE Heritrix 3 ships; Heritrix 1.14 wrote version 6
+
+
+def heritrix_of(log_version: int) -> int:
+    """Which Heritrix writes logs of this version: 1 (JE 3.3 and older) or 3."""
+    return 3 if log_version >= H3_LOG_VERSION else 1
+
+
+def long_binding(keys: np.ndarray) -> np.ndarray:
+    """createKey values (uint64) as ``LongBinding`` keys: sign bit flipped, big-endian."""
+    return (np.asarray(keys, dtype=np.uint64) ^ SIGN_BIT).astype(">u8")
+
+
+class HeritrixState:
+    """A Heritrix crawl state open for reading; close it (or use ``with``) when done."""
+
+    def __init__(self, path: Path, env: Environment, probe: WriterProbe, checkpoint=None, scratch=None):
+        self.path = path
+        self.env = env
+        self.checkpoint = checkpoint
+        self._probe = probe
+        self._scratch = scratch
+        self._databases: dict[str, object] = {}
+
+    @classmethod
+    def open(cls, path, *, checkpoint: str | None = None) -> "HeritrixState":
+        path = Path(path)
+        if not path.is_dir():
+            raise BadInput(f"{path} is not a Heritrix crawl state: "
+                           + ("it does not exist" if not path.exists() else "not a directory"))
+        probe = WriterProbe(path)
+        scratch = chosen = None
+        try:
+            if checkpoint is None:
+                _refuse_live_writer(path, probe)
+                home = path
+            else:
+                chosen = checkpoints.resolve(path, checkpoint)
+                home = scratch = checkpoints.assemble(chosen, path)
+            if not logfile.jdb_files(home):
+                raise BadInput(f"{path} is not a Heritrix crawl state: it holds no JE log files (.jdb); "
+                               "give a job's state/ folder")
+            _require_readable(path, logfile.log_version(home))
+            env = Environment(home, read_only=True, transactional=False)
+        except BaseException:
+            probe.close()
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
+            raise
+        self = cls(path, env, probe, chosen, scratch)
+        names = env.database_names()
+        if not any(name in names for name in HERITRIX_DATABASES):
+            self.close()
+            raise BadInput(f"{path} is a JE environment but not a Heritrix crawl state: it has no "
+                           f"{' or '.join(HERITRIX_DATABASES)} database (its databases: {', '.join(names) or 'none'})")
+        return self
+
+    # -- facts ---------------------------------------------------------------------------------
+    @property
+    def log_version(self) -> int:
+        return self.env.log_version
+
+    @functools.cached_property
+    def heritrix(self) -> int:
+        """Whose layout the values follow: 1 when the class catalog knows Heritrix 1's
+        ``CrawlURI`` (serial-bound values); 3 for a JE 4+ store, or one whose pending values
+        are not serial-bound (Kryo); 1 by its log version when nothing is pending."""
+        from .pending import H1_CRAWL_URI
+
+        if CATALOG in self.database_names():
+            from ..store.catalog import ClassCatalog
+
+            if ClassCatalog(self.database(CATALOG)).class_id(H1_CRAWL_URI) is not None:
+                return 1
+        if heritrix_of(self.log_version) == 3:
+            return 3
+        return 3 if any(value for _, value in self.pending_records(page_records=64)) else 1
+
+    def database_names(self) -> list[str]:
+        return self.env.database_names()
+
+    def database(self, name: str):
+        if name not in self._databases:
+            self._databases[name] = _open_existing(self.env, name)
+        return self._databases[name]
+
+    def counts(self) -> dict[str, int]:
+        """Records per database (JE counts by walking each one)."""
+        return {name: self.database(name).count() for name in self.database_names()}
+
+    # -- pending ---------------------------------------------------------------------------------
+    def pending_records(self, *, keys_only: bool = False, page_records: int = 4096) -> Iterator[tuple[bytes, bytes]]:
+        """Every pending record in key order (queue by queue), cap records included."""
+        if PENDING not in self.database_names():
+            return iter(())
+        return self.database(PENDING).items(keys_only=keys_only, page_records=page_records)
+
+    # -- seen ------------------------------------------------------------------------------------
+    def seen_count(self) -> int:
+        return self.database(SEEN).count() if SEEN in self.database_names() else 0
+
+    def seen_keys(self, page: int = SCAN_PAGE) -> Iterator[np.ndarray]:
+        """The seen keys as uint64 arrays, ascending (unsigned) across all arrays.
+
+        JE orders ``LongBinding`` keys as signed numbers, so the keys with the top bit clear
+        (stored from ``80 00..``) are read first, then the rest (stored below ``80``)."""
+        if SEEN not in self.database_names():
+            return
+        db = self.database(SEEN)
+        middle = b"\x80" + b"\x00" * 7
+        for start, stop in ((middle, None), (None, middle)):
+            batch: list[bytes] = []
+            for key in db.keys(start, stop, page_records=page):
+                batch.append(key)
+                if len(batch) == page:
+                    yield _unsigned(batch)
+                    batch = []
+            if batch:
+                yield _unsigned(batch)
+
+    def contains_keys(self, keys: np.ndarray) -> np.ndarray:
+        """For each createKey value: is it in ``alreadySeenUrl``? One JNI crossing per call."""
+        keys = np.asarray(keys, dtype=np.uint64)
+        if SEEN not in self.database_names() or not len(keys):
+            return np.zeros(len(keys), dtype=bool)
+        return self.database(SEEN).contains_many(pack_fixed(long_binding(keys)))
+
+    # -- life cycle ------------------------------------------------------------------------------
+    def close(self) -> None:
+        try:
+            self._databases.clear()
+            self.env.close()
+        finally:
+            self._probe.close()
+            if self._scratch is not None:
+                shutil.rmtree(self._scratch, ignore_errors=True)
+                self._scratch = None
+
+    def __enter__(self) -> "HeritrixState":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _unsigned(keys: list[bytes]) -> np.ndarray:
+    stored = np.frombuffer(b"".join(keys), dtype=">u8")
+    if len(stored) != len(keys):
+        raise BadInput(f"{SEEN} holds a key that is not 8 bytes: not a Heritrix seen set")
+    return stored.astype(np.uint64) ^ SIGN_BIT
+
+
+def _refuse_live_writer(path: Path, probe: WriterProbe) -> None:
+    pid = probe.writer_pid()
+    if pid is not None:
+        raise StoreLocked(
+            f"{path} is in use: process {pid} holds its JE write lock (a running Heritrix?). Its pending and "
+            "alreadySeenUrl databases are deferred-write, so a reader would see an old, partial crawl: stop the "
+            "crawl, or checkpoint it and read the checkpoint (--checkpoint latest). Its lock is left alone")
+
+
+def _require_readable(path: Path, log_version: int) -> None:
+    """SetupError, naming the fix, when the loaded JE cannot read logs of this version."""
+    limit = logfile.max_readable(jvm.je_major())
+    if limit is None or log_version <= limit:
+        return
+    if heritrix_of(log_version) == 3:
+        raise SetupError(
+            f"{path} is Heritrix 3 crawl state (JE log version {log_version}, written by "
+            f"{logfile.WRITER_OF.get(log_version, 'JE 4 or later')}); the loaded JE {jvm.je_version()} reads "
+            f"Heritrix 1 stores only (log version {limit} and older): set PYCRAWLER_CLASSPATH to your Heritrix 3 "
+            "lib/ folder, which holds the JE it writes with (je-7.5.11.jar)")
+    raise SetupError(f"{path} has JE log version {log_version}, newer than the loaded JE {jvm.je_version()} "
+                     f"reads ({limit}): set PYCRAWLER_CLASSPATH to a folder holding a newer je-*.jar")
+
+
+def _open_existing(env: Environment, name: str):
+    """Open ``name`` whichever duplicates setting it was created with."""
+    try:
+        return env.open_database(name)
+    except PycrawlerError as exc:
+        if "sortedDuplicates" not in str(exc) and "duplicates" not in str(exc).lower():
+            raise
+        return env.open_database(name, sorted_duplicates=True)

@@ -1,0 +1,91 @@
+"""Heritrix crawl state for tests, written the way Heritrix 1.14 writes it (by the Java test
+program HeritrixStateTool, through SerialBinding and a StoredClassCatalog), plus a JE 3.3
+store in Heritrix 3's shape (values that are not serial-bound) written from Python."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+from pathlib import Path
+
+from java_programs import TARGET, run_java
+from pycrawler.heritrix import canonicalize, create_key
+
+QUEUES = ("example.com", "archive.org:8080", "dns:", "b\u00fccher.example")
+
+
+@dataclasses.dataclass(frozen=True)
+class Queued:
+    queue: str
+    uri: str
+    via: str | None
+    path_from_seed: str
+    directive: int
+    cost: int
+    ordinal: int
+    seed: bool
+
+
+def crawl(n: int = 40) -> list[Queued]:
+    """n queued URLs spread over the queues, with varied directives, costs and ordinals
+    (some ordinals end in a zero byte, like 256, whose keys end in 00 as a cap key does)."""
+    urls = []
+    for i in range(n):
+        queue = QUEUES[i % len(QUEUES)]
+        host = queue.split(":")[0] or "dns"
+        urls.append(Queued(queue, f"http://WWW.{host}/Page{i}?jsessionid={'A' * 32}" if i % 5 == 0
+                           else f"http://{host}/p/{i}", None if i < 4 else f"http://{host}/",
+                           "" if i < 4 else "L" * (i % 4) + "E", (0, 1, 3, 3)[i % 4], (i * 7) % 5 + 1,
+                           256 * i if i % 3 == 0 else i, i < 4))
+    return urls
+
+
+def queue_order(urls: list[Queued]) -> list[Queued]:
+    """The order of Heritrix's pending keys: queue (UTF-8 bytes), directive, cost, ordinal."""
+    return sorted(urls, key=lambda u: (u.queue.encode(), u.directive, u.cost, u.ordinal))
+
+
+def signed(key: int) -> int:
+    return key - (1 << 64) if key >= 1 << 63 else key
+
+
+def seen_keys(urls: list[str]) -> list[int]:
+    return [create_key(canonicalize(u)) for u in urls]
+
+
+def write_h1(path: Path, urls: list[Queued], seen: list[str]) -> None:
+    """Heritrix 1.14 crawl state at ``path``: pending holds ``urls``, alreadySeenUrl the keys of ``seen``."""
+    lines = [f"P\t{u.queue}\t{u.uri}\t{u.via or '-'}\t{u.path_from_seed}\t{u.directive}\t{u.cost}\t{u.ordinal}\t"
+             f"{str(u.seed).lower()}\t{u.ordinal % 3}\n" for u in urls]
+    lines += [f"S\t{signed(k)}\n" for k in seen_keys(seen)]
+    path.mkdir(parents=True, exist_ok=True)
+    run_java("HeritrixStateTool", "write", path, stdin="".join(lines))
+
+
+def java_classpath() -> str:
+    return os.pathsep.join(map(str, [TARGET / "classes", TARGET / "test-classes", *sorted((TARGET / "lib").glob("*.jar"))]))
+
+
+class Holder:
+    """A process holding a JE environment open for writing, as a running crawler does."""
+
+    def __init__(self, path: Path):
+        self.process = subprocess.Popen(["java", "-cp", java_classpath(), "HeritrixStateTool", "hold", str(path)],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout.readline().strip() == "holding"
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def release(self) -> None:
+        self.process.stdin.close()
+        assert self.process.wait(timeout=60) == 0
+
+    def __enter__(self) -> "Holder":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.process.poll() is None:
+            self.release()

@@ -1,0 +1,117 @@
+"""``pycrawler heritrix inspect|seen|export|import`` as a user runs them (in subprocesses):
+output formats, the one-line errors and their exit codes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from heritrix_stores import Holder, crawl, queue_order, seen_keys, write_h1
+from pycrawler.frontier.todo import JeTodoFrontier
+from pycrawler.heritrix import canonicalize, create_key
+from pycrawler.seen.drum import DrumVisited
+
+URLS = crawl(24)
+SEEN = [u.uri for u in URLS[::2]]
+
+
+def pycrawler(*args, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pycrawler", *map(str, args)], input=stdin,
+                          capture_output=True, text=True, encoding="utf-8", timeout=120)
+
+
+@pytest.fixture(scope="module")
+def state(tmp_path_factory):
+    path = tmp_path_factory.mktemp("job") / "state"
+    write_h1(path, URLS, SEEN)
+    return path
+
+
+def one_line_error(done: subprocess.CompletedProcess, code: int, *needles: str) -> None:
+    assert done.returncode == code, done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    for needle in needles:
+        assert needle in done.stderr
+
+
+def test_inspect_shows_versions_databases_queues_and_seen(state):
+    done = pycrawler("heritrix", "inspect", state, "--top", "2")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "Heritrix 1 crawl state, JE log version 6, read with JE 3.3.98" in out
+    assert f"pending: {len(URLS)} URLs in 4 queues" in out
+    assert "... 2 more queues" in out and f"seen: {len(SEEN)} URL keys" in out
+    for name in ("pending", "alreadySeenUrl", "classCatalog"):
+        assert f"  {name}\n" in out
+
+
+def test_seen_answers_in_input_order_with_key_and_canonical_form(state):
+    asked = [u.uri for u in URLS[:6]]
+    done = pycrawler("heritrix", "seen", state, *asked)
+    assert done.returncode == 0, done.stderr
+    lines = [line.split("\t") for line in done.stdout.splitlines()]
+    assert lines == [["seen" if i % 2 == 0 else "new", f"{create_key(canonicalize(u)):016x}", canonicalize(u), u]
+                     for i, u in enumerate(asked)]
+
+
+def test_seen_reads_urls_from_stdin_and_keys_them_as_given_with_no_canon(state):
+    uri = URLS[0].uri  # upper-case host and a session id: its canonical form differs
+    done = pycrawler("heritrix", "seen", state, stdin=f"{uri}\n\n{URLS[2].uri}\r\n")
+    assert [line.split("\t")[0] for line in done.stdout.splitlines()] == ["seen", "seen"]
+    raw = pycrawler("heritrix", "seen", state, "--no-canon", stdin=f"{uri}\n{canonicalize(uri)}\n")
+    assert [line.split("\t")[:3] for line in raw.stdout.splitlines()] == [
+        ["new", f"{create_key(uri):016x}", uri], ["seen", f"{create_key(canonicalize(uri)):016x}", canonicalize(uri)]]
+
+
+def test_export_writes_pending_in_queue_order_and_sorted_raw_seen_keys(state, tmp_path):
+    done = pycrawler("heritrix", "export", state, "--pending", tmp_path / "p.jsonl", "--seen", tmp_path / "s.u64")
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(r["queue"], r["uri"], r["via"], r["pathFromSeed"]) for r in rows] == \
+        [(u.queue, u.uri, u.via, u.path_from_seed) for u in queue_order(URLS)]
+    assert np.fromfile(tmp_path / "s.u64", dtype=">u8").tolist() == sorted(seen_keys(SEEN))
+    hexed = pycrawler("heritrix", "export", state, "--seen", tmp_path / "s.txt", "--seen-format", "hex")
+    assert hexed.returncode == 0
+    assert (tmp_path / "s.txt").read_text().split() == [f"{k:016x}" for k in sorted(seen_keys(SEEN))]
+
+
+def test_import_fills_a_fifo_frontier_in_queue_order_and_a_seen_table_keyed_as_heritrix(state, tmp_path):
+    done = pycrawler("heritrix", "import", state, "--into", tmp_path / "py")
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((tmp_path / "py" / "heritrix-import.json").read_text())
+    assert (manifest["frontier"]["urls"], manifest["seen"]["keys"]) == (len(URLS), len(SEEN))
+    with JeTodoFrontier.open(tmp_path / "py" / "frontier", "fifo") as frontier:
+        popped = frontier.get_next_batch(1000)
+    assert [(r.ori_url, r.layer) for r in popped] == [(u.uri, len(u.path_from_seed)) for u in queue_order(URLS)]
+    with DrumVisited(tmp_path / "py" / "seen") as table:
+        keys = np.array([create_key(canonicalize(u.uri)) for u in URLS], dtype=np.uint64)
+        assert table.contains_many(keys).tolist() == [i % 2 == 0 for i in range(len(URLS))]
+    again = pycrawler("heritrix", "import", state, "--into", tmp_path / "py")
+    one_line_error(again, 2, "exists: import into a new or empty folder")
+
+
+def test_a_heritrix_3_store_gets_one_clear_line_about_its_jar(shared, tmp_path):
+    shutil.copytree(shared / "fixtures" / "je7-heritrix-layout", tmp_path / "h3")
+    one_line_error(pycrawler("heritrix", "inspect", tmp_path / "h3"), 3,
+                   "Heritrix 3 crawl state", "PYCRAWLER_CLASSPATH", "je-7.5.11.jar")
+    assert sorted(p.name for p in (tmp_path / "h3").iterdir()) == ["00000000.jdb", "je.config.csv", "je.stat.csv"]
+
+
+def test_bad_input_is_one_line_and_exit_2(state, tmp_path):
+    one_line_error(pycrawler("heritrix", "inspect", tmp_path / "nowhere"), 2, "does not exist")
+    one_line_error(pycrawler("heritrix", "export", state), 2, "--pending FILE and/or --seen FILE")
+    one_line_error(pycrawler("heritrix", "inspect", state, "--checkpoint", "latest"), 2, "has no checkpoints")
+    debug = pycrawler("--debug", "heritrix", "inspect", tmp_path / "nowhere")
+    assert debug.returncode == 2 and "Traceback" in debug.stderr
+
+
+def test_a_running_crawl_is_refused_in_one_line(state, tmp_path):
+    shutil.copytree(state, tmp_path / "live")
+    with Holder(tmp_path / "live") as crawler:
+        one_line_error(pycrawler("heritrix", "inspect", tmp_path / "live"), 4,
+                       f"process {crawler.pid} holds its JE write lock", "--checkpoint latest")

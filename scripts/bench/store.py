@@ -4,15 +4,20 @@
     .venv/bin/python scripts/bench/store.py --records 1000000 --repeat 3
 
 Inserts ``--records`` 8-byte keys (random 63-bit integers, big-endian: ``u64_keys``) into a
-fresh, empty database, two ways:
+fresh, empty database, three ways:
 
 - per record: ``Database.put_if_absent(key, b"", txn)`` (or ``put`` with ``--op put``) once
-  per key, all inside one explicit transaction, one commit;
+  per key, in explicit transactions of ``Bulk.COMMIT_EVERY`` (50,000) records, so that it
+  commits and holds locks exactly as often as the batched path does;
+- bare call (random keys only): ``putNoOverwrite`` (``put``) of the JE ``Database`` called
+  directly, its ``DatabaseEntry`` objects built beforehand and untimed: one JNI crossing per
+  record and nothing else, the floor of any per-record path (``Database.put_if_absent`` also
+  converts the key and value, which costs more than the call itself);
 - batched: ``Database.put_if_absent_many`` (or ``put_many``) on keys packed with
   ``pack_fixed(u64_keys(...))``, ``--batch`` keys per call (default: all of them in one
-  call), each call in the batch's own transaction, one commit per call.
+  call), no transaction passed, so the bridge commits every 50,000 records (in key order).
 
-Both run on the same environment configuration, which is the project's default and is
+All run on the same environment configuration, which is the project's default and is
 printed: a transactional environment, JE's default durability (sync at commit), JE's
 default cache (60% of the heap), the heap from ``PYCRAWLER_HEAP`` (default 1g). Packing is
 inside the batched timing; turning numpy keys into ``bytes`` for the per-record loop is not.
@@ -20,7 +25,9 @@ Each timed run starts from an empty environment. Keys come in random order, then
 figure) in sorted order. A small warm-up of both paths runs first, so that the JIT's
 compilation of JE is not charged to the first repetition.
 
-Rates are medians of ``--repeat`` runs; the last line is ``key=value`` figures.
+Rates are medians of ``--repeat`` runs of wall time; ``*_per_cpu_s`` and ``cpu_ratio`` use
+the process's CPU time instead (all threads: Python, JVM, garbage collector, JE's daemons),
+which moves less with other work on a shared machine. The last line is ``key=value`` figures.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -50,14 +58,40 @@ def peak_rss_mb() -> int:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
 
+def commit_slices(n: int) -> Iterator[slice]:
+    """The stretches of records the batched path commits together (``Bulk.COMMIT_EVERY``)."""
+    import jpype
+
+    every = int(jpype.JClass("org.pycrawler.bridge.Bulk").COMMIT_EVERY)
+    return (slice(start, start + every) for start in range(0, n, every))
+
+
 def per_record(db, env, op: str, keys: list[bytes], values: list[bytes]) -> None:
-    with env.begin() as txn:
-        if op == "put":
-            for key, value in zip(keys, values):
-                db.put(key, value, txn=txn)
-        else:
-            for key in keys:
-                db.put_if_absent(key, b"", txn=txn)
+    for part in commit_slices(len(keys)):
+        with env.begin() as txn:
+            if op == "put":
+                for key, value in zip(keys[part], values[part]):
+                    db.put(key, value, txn=txn)
+            else:
+                for key in keys[part]:
+                    db.put_if_absent(key, b"", txn=txn)
+
+
+def bare_calls(db, env, op: str, keys: list[bytes], values: list[bytes]) -> tuple[float, float]:
+    """Wall and CPU seconds spent in the JE calls alone, entries built outside the timing."""
+    import jpype
+
+    entry, array = jpype.JClass("com.sleepycat.je.DatabaseEntry"), jpype.JArray(jpype.JByte)
+    call = db.java.put if op == "put" else db.java.putNoOverwrite
+    wall = cpu = 0.0
+    for part in commit_slices(len(keys)):
+        pairs = [(entry(array(k)), entry(array(v if op == "put" else b""))) for k, v in zip(keys[part], values[part])]
+        began, began_cpu = time.perf_counter(), cpu_seconds()
+        with env.begin() as txn:
+            for key, value in pairs:
+                call(txn.java, key, value)
+        wall, cpu = wall + time.perf_counter() - began, cpu + cpu_seconds() - began_cpu
+    return wall, cpu
 
 
 def batched(db, op: str, keys: np.ndarray, values: np.ndarray, batch: int) -> None:
@@ -69,29 +103,48 @@ def batched(db, op: str, keys: np.ndarray, values: np.ndarray, batch: int) -> No
             db.put_if_absent_many(packed)
 
 
-def timed_in_fresh_store(workdir: Path, run) -> float:
-    """Seconds ``run(env, db)`` takes on an empty database of a new default environment."""
+def in_fresh_store(workdir: Path, run):
+    """``run(env, db)`` on an empty database of a new default environment."""
     path = Path(tempfile.mkdtemp(prefix="store-bench-", dir=workdir))
     try:
         with Environment(path, create=True) as env:
-            db = env.open_database("bench", create=True)
-            start = time.perf_counter()
-            run(env, db)
-            return time.perf_counter() - start
+            return run(env, db=env.open_database("bench", create=True))
     finally:
         shutil.rmtree(path)
 
 
-def measure(keys: np.ndarray, op: str, batch: int, repeat: int, workdir: Path) -> tuple[list[float], list[float]]:
-    """Seconds per repetition for the per-record and the batched path, alternating."""
+def cpu_seconds() -> float:
+    """CPU time of the whole process: Python, the JVM's threads, its garbage collector."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed_in_fresh_store(workdir: Path, run) -> tuple[float, float]:
+    """Wall and CPU seconds ``run(env, db)`` takes on an empty database of a new default
+    environment."""
+    def timed(env, db):
+        wall, cpu = time.perf_counter(), cpu_seconds()
+        run(env, db)
+        return time.perf_counter() - wall, cpu_seconds() - cpu
+    return in_fresh_store(workdir, timed)
+
+
+def measure(keys: np.ndarray, op: str, batch: int, repeat: int, workdir: Path,
+            bare: bool) -> dict[str, list[tuple[float, float]]]:
+    """(wall, CPU) seconds per repetition of each path (per record, bare call when ``bare``,
+    batched), the paths alternating within each repetition."""
     values = keys[::-1].copy()
     key_bytes = [k.tobytes() for k in u64_keys(keys)]
     value_bytes = [v.tobytes() for v in u64_keys(values)]
-    singles, batches = [], []
+    runs: dict[str, list[tuple[float, float]]] = {"per_record": [], "bare_call": [], "batched": []}
     for _ in range(repeat):
-        singles.append(timed_in_fresh_store(workdir, lambda env, db: per_record(db, env, op, key_bytes, value_bytes)))
-        batches.append(timed_in_fresh_store(workdir, lambda env, db: batched(db, op, keys, values, batch)))
-    return singles, batches
+        runs["per_record"].append(timed_in_fresh_store(
+            workdir, lambda env, db: per_record(db, env, op, key_bytes, value_bytes)))
+        if bare:
+            runs["bare_call"].append(in_fresh_store(
+                workdir, lambda env, db: bare_calls(db, env, op, key_bytes, value_bytes)))
+        runs["batched"].append(timed_in_fresh_store(workdir, lambda env, db: batched(db, op, keys, values, batch)))
+    return {path: seconds for path, seconds in runs.items() if seconds}
 
 
 def describe_environment(workdir: Path) -> str:
@@ -125,21 +178,27 @@ def main() -> int:
     print(f"op={args.op} records={args.records} batch={args.batch} repeat={args.repeat} "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     rng = np.random.default_rng(args.seed)
-    measure(rng.integers(0, 2**63, WARM_UP_RECORDS, dtype=np.uint64), args.op, WARM_UP_RECORDS, 1, workdir)
+    measure(rng.integers(0, 2**63, WARM_UP_RECORDS, dtype=np.uint64), args.op, WARM_UP_RECORDS, 1, workdir, True)
 
     figures: dict[str, object] = {}
     keys = rng.integers(0, 2**63, args.records, dtype=np.uint64)
     for order, prefix in (("random", ""), ("sorted", "sorted_")):
         ordered = np.sort(keys) if order == "sorted" else keys
-        singles, batches = measure(ordered, args.op, args.batch, args.repeat, workdir)
-        single_rate = args.records / statistics.median(singles)
-        batch_rate = args.records / statistics.median(batches)
-        figures[f"{prefix}per_record_puts_per_s"] = round(single_rate)
-        figures[f"{prefix}batched_puts_per_s"] = round(batch_rate)
-        figures[f"{prefix}ratio"] = round(batch_rate / single_rate, 1)
-        print(f"{order} keys: per record {single_rate:,.0f}/s (runs {', '.join(f'{s:.2f}' for s in singles)} s), "
-              f"batched {batch_rate:,.0f}/s (runs {', '.join(f'{s:.2f}' for s in batches)} s), "
-              f"ratio {batch_rate / single_rate:.1f}", flush=True)
+        runs = measure(ordered, args.op, args.batch, args.repeat, workdir, bare=order == "random")
+        rates = {path: args.records / statistics.median(wall for wall, _ in r) for path, r in runs.items()}
+        cpu_rates = {path: args.records / statistics.median(cpu for _, cpu in r) for path, r in runs.items()}
+        figures[f"{prefix}per_record_puts_per_s"] = round(rates["per_record"])
+        figures[f"{prefix}batched_puts_per_s"] = round(rates["batched"])
+        figures[f"{prefix}ratio"] = round(rates["batched"] / rates["per_record"], 1)
+        figures[f"{prefix}cpu_ratio"] = round(cpu_rates["batched"] / cpu_rates["per_record"], 1)
+        figures[f"{prefix}batched_puts_per_cpu_s"] = round(cpu_rates["batched"])
+        if "bare_call" in rates:
+            figures["bare_call_puts_per_s"] = round(rates["bare_call"])
+            figures["ratio_to_bare_call"] = round(rates["batched"] / rates["bare_call"], 1)
+        print(f"{order} keys: " + "; ".join(
+            f"{path.replace('_', ' ')} {rates[path]:,.0f}/s (runs {', '.join(f'{w:.2f}' for w, _ in r)} s wall, "
+            f"{', '.join(f'{c:.2f}' for _, c in r)} s CPU)" for path, r in runs.items())
+            + f"; ratio {rates['batched'] / rates['per_record']:.1f}", flush=True)
     figures["op"] = args.op
     figures["records"] = args.records
     figures["load_average"] = round(os.getloadavg()[0], 1)

@@ -1,0 +1,232 @@
+"""Queue assignment: which work queue (Heritrix's *class key*) a URL waits in.
+
+A work queue is the unit of politeness: the frontier hands out at most one URL of a queue at
+a time and snoozes the queue after each fetch. So the policy decides both how URLs are
+grouped on disk and how hard each web server is hit.
+
+==================  ==============================  =================================================
+policy              class key of                    notes
+==================  ==============================  =================================================
+``host``            ``http://www.Example.com:8080/``  ``www.example.com#8080``: Heritrix's
+(default)                                           ``HostnameQueueAssignmentPolicy`` (default ports
+                                                    dropped, ``:`` written ``#``)
+``surt``            the same                        ``com,example,www,#8080``: the SURT form of the
+                                                    authority (``SurtAuthorityQueueAssignmentPolicy``)
+``domain``          the same                        ``example.com``: the registered domain, one queue
+                                                    for every host of a site (``a.example.co.uk`` and
+                                                    ``b.example.co.uk`` share ``example.co.uk``)
+``bkdr:N``          any URL                         ``bkdr/17``: BKDRHash of the whole URL mod N
+                                                    (seeds/004): one huge site spreads over N queues
+``bkdr-host:N``     any URL                         ``www.example.com/17``: BKDRHash mod N *within*
+                                                    the host; politeness stays per host
+==================  ==============================  =================================================
+
+The trade-off of hashing (seeds/004). ``bkdr:N`` spreads the URLs of one big site over up to
+N queues, so N fetching threads can work on it at once instead of one; but every one of those
+queues is polite on its own, so the site receives up to N times the load a per-host queue
+allows, and the queues mix hosts, so a slow host delays the unrelated URLs that hashed with
+it. ``bkdr-host:N`` keeps the spreading within each host (the queues of a host are smaller and
+scanned independently) and gives its queues one *politeness key*, the host: the frontier lets
+one of them be in process at a time and applies the delay host-wide, so a server sees the
+same load as with ``host``.
+
+Registered domains come from the Public Suffix List shipped inside the ``publicsuffixlist``
+package: no network at run time, the list is refreshed with each release of the package (it
+tracks the list monthly, where ``publicsuffix2``'s bundled copy dates from 2019), and it
+answers from a dict of suffixes without building a trie per call. An IP address, ``localhost``
+or a bare public suffix is its own domain.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import re
+from collections.abc import Sequence
+
+import numba
+import numpy as np
+
+from ..errors import BadInput
+from ..keys.canon import DEFAULT_PORTS, split_authority
+from ..keys.urls import packed_utf8
+
+BKDR_SEED = 131
+
+
+@numba.njit(cache=True)
+def _bkdr_kernel(buf, offsets, out):
+    for r in range(offsets.shape[0] - 1):
+        h = np.uint32(0)
+        for p in range(offsets[r], offsets[r + 1]):
+            h = np.uint32(h * np.uint32(BKDR_SEED) + np.uint32(buf[p]))
+        out[r] = h & np.uint32(0x7FFFFFFF)
+
+
+def bkdr_hashes(texts: Sequence[str]) -> np.ndarray:
+    """BKDRHash (seed 131, 32-bit, top bit cleared, over UTF-8 bytes) of each string."""
+    out = np.empty(len(texts), dtype=np.uint32)
+    if len(texts):
+        _bkdr_kernel(*packed_utf8(list(texts)), out)
+    return out
+
+
+def bkdr_hash(text: str) -> int:
+    """The BKDRHash of one string, as the C original computes it over its bytes."""
+    h = 0
+    for byte in text.encode("utf-8", "surrogatepass"):
+        h = (h * BKDR_SEED + byte) & 0xFFFFFFFF
+    return h & 0x7FFFFFFF
+
+
+def authority_parts(url: str) -> tuple[str, str]:
+    """(lowercase host, port or '' when default/absent) of an absolute URL."""
+    scheme, _, rest = url.partition("://")
+    end = len(rest)
+    for stop in "/?#":
+        at = rest.find(stop)
+        if 0 <= at < end:
+            end = at
+    _, host, port = split_authority(rest[:end])
+    if port == DEFAULT_PORTS.get(scheme.lower()):
+        port = ""
+    return host.lower(), port
+
+
+# The host of an absolute URL with a lowercase host and no userinfo or port (a safe-canonical
+# URL, mostly): one match instead of the general parse.
+_PLAIN_HOST = re.compile(r"[a-z][a-z0-9+.\-]*://([a-z0-9\-.]+)(?=[/?#]|\Z)")
+
+
+def host_key(url: str) -> str:
+    plain = _PLAIN_HOST.match(url)
+    if plain is not None:
+        return plain.group(1)
+    host, port = authority_parts(url)
+    return f"{host}#{port}" if port else host
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return True
+    except ValueError:
+        return False
+
+
+def surt_authority(url: str) -> str:
+    """``com,example,www,`` (``#port`` after it when not the default); IPs are not reversed."""
+    host, port = authority_parts(url)
+    surt = host if _is_ip(host) else ",".join(reversed(host.split("."))) + ","
+    return f"{surt}#{port}" if port else surt
+
+
+@functools.lru_cache(maxsize=1)
+def _public_suffixes():
+    from publicsuffixlist import PublicSuffixList
+
+    return PublicSuffixList()
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def registered_domain(host: str) -> str:
+    """``example.co.uk`` for ``www.example.co.uk``; the host itself for IPs and suffixes."""
+    if _is_ip(host):
+        return host
+    return _public_suffixes().privatesuffix(host.rstrip(".")) or host
+
+
+class QueueAssignment:
+    """A queue-assignment policy: ``class_keys(urls)`` names each URL's queue, and
+    ``politeness_key(class_key)`` the group whose queues share one politeness timer (the
+    class key itself unless the policy says otherwise)."""
+
+    name = "host"
+    #: True when several queues share a politeness key (the frontier then gates them together).
+    grouped = False
+
+    def class_key(self, url: str) -> str:
+        return host_key(url)
+
+    def class_keys(self, urls: Sequence[str]) -> list[str]:
+        return [self.class_key(u) for u in urls]
+
+    def politeness_key(self, class_key: str) -> str:
+        return class_key
+
+    def __repr__(self) -> str:
+        return f"<queue assignment {self.name}>"
+
+
+class ByHost(QueueAssignment):
+    name = "host"
+
+    def class_keys(self, urls: Sequence[str]) -> list[str]:
+        return list(map(host_key, urls))
+
+
+class BySurtAuthority(QueueAssignment):
+    name = "surt"
+
+    def class_key(self, url: str) -> str:
+        return surt_authority(url)
+
+
+class ByRegisteredDomain(QueueAssignment):
+    name = "domain"
+
+    def class_key(self, url: str) -> str:
+        return registered_domain(authority_parts(url)[0])
+
+
+class ByBkdrHash(QueueAssignment):
+    """``bkdr:N``: queue ``bkdr/<hash mod N>`` of the whole URL (seeds/004)."""
+
+    def __init__(self, queues: int):
+        self.queues = queues
+        self.name = f"bkdr:{queues}"
+        self._names = [f"bkdr/{i}" for i in range(queues)]
+
+    def class_key(self, url: str) -> str:
+        return self._names[bkdr_hash(url) % self.queues]
+
+    def class_keys(self, urls: Sequence[str]) -> list[str]:
+        names = self._names
+        return [names[i] for i in (bkdr_hashes(urls) % np.uint32(self.queues)).tolist()]
+
+
+class ByBkdrHashWithinHost(QueueAssignment):
+    """``bkdr-host:N``: queue ``<host>/<hash mod N>``; the host is the politeness key."""
+
+    grouped = True
+
+    def __init__(self, queues: int):
+        self.queues = queues
+        self.name = f"bkdr-host:{queues}"
+
+    def class_key(self, url: str) -> str:
+        return f"{host_key(url)}/{bkdr_hash(url) % self.queues}"
+
+    def class_keys(self, urls: Sequence[str]) -> list[str]:
+        slots = (bkdr_hashes(urls) % np.uint32(self.queues)).tolist()
+        return [f"{host_key(u)}/{slot}" for u, slot in zip(urls, slots)]
+
+    def politeness_key(self, class_key: str) -> str:
+        return class_key.rpartition("/")[0]
+
+
+POLICIES = ("host", "surt", "domain", "bkdr:N", "bkdr-host:N")
+
+
+def get_assignment(spec: str | QueueAssignment) -> QueueAssignment:
+    """A policy by name: ``host``, ``surt``, ``domain``, ``bkdr:N`` or ``bkdr-host:N``."""
+    if isinstance(spec, QueueAssignment):
+        return spec
+    name, _, count = str(spec).partition(":")
+    simple = {"host": ByHost, "surt": BySurtAuthority, "domain": ByRegisteredDomain}
+    if name in simple and not count:
+        return simple[name]()
+    hashed = {"bkdr": ByBkdrHash, "bkdr-host": ByBkdrHashWithinHost}
+    if name in hashed and count.isdigit() and int(count) >= 1:
+        return hashed[name](int(count))
+    raise BadInput(f"queue assignment must be one of {', '.join(POLICIES)} (N >= 1), not {spec!r}")

@@ -1,0 +1,200 @@
+"""URL canonicalisation for scheduling: which spellings of a URL count as the same URL.
+
+A frontier keys its URL-seen table on a URL's canonical form, so two spellings of one page
+are fetched once. Canonicalisers differ in how much they merge:
+
+=============  ===========================================================  ==========
+name           what it does                                                  fetchable
+=============  ===========================================================  ==========
+``safe``       RFC 3986 normalisation that never changes the resource: the   yes
+               scheme and host lowercased, a default port (http 80, https
+               443, ftp 21) and an empty one dropped, the fragment dropped,
+               an empty path made ``/``, ``.``/``..`` path segments
+               resolved, percent-escapes normalised (unreserved characters
+               decoded, hex digits uppercased, a stray ``%`` escaped as
+               ``%25``, spaces, controls and non-ASCII characters encoded as
+               UTF-8 escapes). Path and query case and order are kept.
+``w3lib``      ``w3lib.url.canonicalize_url``: Scrapy's fingerprint form;    yes
+               also *sorts the query arguments* (``?b=1&a=2`` ==
+               ``?a=2&b=1``), which merges URLs most sites treat alike.
+``heritrix``   Heritrix 3's default rules (:mod:`pycrawler.heritrix.canon`):  no
+               lowercases the whole URL, strips ``www``/``wwwN``, session
+               ids and userinfo. Lossy: for the seen key only, the original
+               URL is what is fetched (as Heritrix does).
+``none``       the URL as given.                                             yes
+=============  ===========================================================  ==========
+
+``fetchable`` says whether the canonical form may be fetched in place of the original (the
+frontier enqueues the canonical URL when it is, the original otherwise).
+
+Batch forms return ``None`` for a URL that is not absolute (``scheme://host...``) so one bad
+link does not stop a batch; :func:`canonicalize` raises :class:`~pycrawler.errors.BadInput`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Sequence
+from urllib.parse import quote
+
+from ..errors import BadInput
+
+DEFAULT_PORTS = {"http": "80", "https": "443", "ftp": "21", "ws": "80", "wss": "443"}
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*\Z")
+# The authority runs to the first '/', '?' or '#'.
+_AUTHORITY_END = re.compile(r"[/?#]")
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+_STRAY_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+# What may stay literal in a path or query (RFC 3986 pchar, '/', '?', and '%' of an escape).
+_MUST_QUOTE = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?%]")
+# A host may hold anything but whitespace, controls and the characters that end or split it.
+_BAD_HOST = re.compile(r"[\x00-\x20\x7f/?#@\\]")
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_SAFE_LITERALS = "-._~!$&'()*+,;=:@/?%"
+
+
+def _escape(match: re.Match) -> str:
+    code = int(match.group(1), 16)
+    return chr(code) if code in _UNRESERVED else "%" + match.group(1).upper()
+
+
+def _normalise_escapes(text: str) -> str:
+    if "%" in text:
+        text = _STRAY_PERCENT.sub("%25", _ESCAPE.sub(_escape, text))
+    if _MUST_QUOTE.search(text):
+        text = quote(text, safe=_SAFE_LITERALS, errors="surrogatepass")
+    return text
+
+
+def remove_dot_segments(path: str) -> str:
+    """RFC 3986 section 5.2.4: ``/a/./b/../c`` -> ``/a/c``."""
+    out: list[str] = []
+    segments = path.split("/")
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1
+        if segment == ".":
+            if last:
+                out.append("")
+        elif segment == "..":
+            if len(out) > 1:
+                out.pop()
+            if last:
+                out.append("")
+        else:
+            out.append(segment)
+    return "/".join(out) or "/"
+
+
+def split_authority(authority: str) -> tuple[str, str, str]:
+    """(userinfo with its '@' or '', host, port) of an authority; an IPv6 host keeps its brackets."""
+    userinfo, at, hostport = authority.rpartition("@")
+    host, colon, port = hostport.rpartition(":")
+    if not colon or "]" in port:  # no port, or the ':' was inside an IPv6 literal
+        host, port = hostport, ""
+    return userinfo + at, host, port
+
+
+def safe(url: str) -> str | None:
+    """The ``safe`` canonical form of ``url`` (see the module docstring); None when ``url``
+    is not an absolute ``scheme://host...`` URL."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or not _SCHEME.match(scheme):
+        return None
+    end = _AUTHORITY_END.search(rest)
+    authority, tail = (rest, "") if end is None else (rest[:end.start()], rest[end.start():])
+    if "#" in tail:
+        tail = tail[:tail.index("#")]
+    scheme = scheme.lower()
+    userinfo, host, port = split_authority(authority)
+    host = host.lower()
+    if not host or _BAD_HOST.search(host):
+        return None
+    if port and (port == DEFAULT_PORTS.get(scheme)):
+        port = ""
+    path, question, query = tail.partition("?")
+    if not path:
+        path = "/"
+    elif "/." in path:
+        path = remove_dot_segments(path)
+    if "%" in tail or _MUST_QUOTE.search(tail):
+        path = _normalise_escapes(path)
+        query = _normalise_escapes(query)
+    return f"{scheme}://{userinfo}{host}{':' if port else ''}{port}{path}{question}{query}"
+
+
+# Already in safe form (the common case for links a parser resolved): lowercase http(s) scheme
+# and host, no port, userinfo, escape, fragment or dot segment, a path. Such URLs are returned
+# as they are, skipping the general path; the tests hold both paths equal.
+_ALREADY_SAFE = re.compile(r"https?://[a-z0-9\-.]+/(?![^?]*/\.)[A-Za-z0-9\-._~!$&'()*+,;=:@/]*"
+                           r"(?:\?[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*)?")
+
+
+def _safe_many(urls: Sequence[str]) -> list[str | None]:
+    fast = _ALREADY_SAFE.fullmatch
+    return [u if isinstance(u, str) and fast(u) else (safe(u) if isinstance(u, str) else None) for u in urls]
+
+
+def _w3lib_many(urls: Sequence[str]) -> list[str | None]:
+    from w3lib.url import canonicalize_url
+
+    out: list[str | None] = []
+    for url in urls:
+        out.append(canonicalize_url(url) if isinstance(url, str) and safe(url) is not None else None)
+    return out
+
+
+def _heritrix_many(urls: Sequence[str]) -> list[str | None]:
+    from ..heritrix.canon import canonicalize_many
+
+    valid = [isinstance(u, str) and safe(u) is not None for u in urls]
+    canonical = canonicalize_many([u if ok else "" for u, ok in zip(urls, valid)])
+    return [c if ok else None for c, ok in zip(canonical, valid)]
+
+
+def _none_many(urls: Sequence[str]) -> list[str | None]:
+    return [u if isinstance(u, str) and safe(u) is not None else None for u in urls]
+
+
+@dataclasses.dataclass(frozen=True)
+class Canonicalizer:
+    """A named canonicalisation: ``many(urls)`` maps a batch (None for invalid URLs)."""
+
+    name: str
+    many: Callable[[Sequence[str]], list[str | None]]
+    fetchable: bool
+
+    def one(self, url: str) -> str:
+        """The canonical form of one URL; BadInput when it is not absolute."""
+        (result,) = self.many([url])
+        if result is None:
+            raise BadInput(f"not an absolute URL (scheme://host...): {str(url)[:80]!r}")
+        return result
+
+
+CANONICALIZERS = {
+    "safe": Canonicalizer("safe", _safe_many, True),
+    "w3lib": Canonicalizer("w3lib", _w3lib_many, True),
+    "heritrix": Canonicalizer("heritrix", _heritrix_many, False),
+    "none": Canonicalizer("none", _none_many, True),
+}
+
+
+def get_canonicalizer(name: str | Canonicalizer) -> Canonicalizer:
+    if isinstance(name, Canonicalizer):
+        return name
+    try:
+        return CANONICALIZERS[name]
+    except KeyError:
+        raise BadInput(f"canonicalizer must be one of {', '.join(CANONICALIZERS)}, not {name!r}") from None
+
+
+def canonicalize(url: str, how: str = "safe") -> str:
+    """``url`` in the named canonical form; BadInput when it is not an absolute URL."""
+    return get_canonicalizer(how).one(url)
+
+
+def canonicalize_many(urls: Sequence[str], how: str = "safe") -> list[str | None]:
+    """The named canonical form of each URL; None where a URL is not absolute."""
+    return get_canonicalizer(how).many(list(urls))

@@ -12,6 +12,11 @@ and at most ``--max-url-chars`` long (default 8192; 0: no limit). Characters out
 BMP are kept as they are.
 
 ``pop`` removes what it prints (the book's at-most-once ``getNext``).
+
+A directory holding a work-queue frontier (:mod:`pycrawler.frontier.workqueues`, detected by
+its ``pending`` database; ``put --layout workqueues`` makes one) works the same way: ``put``
+schedules (canonicalised, deduplicated, one queue per host), ``pop`` takes URLs from the
+queues in turn without politeness waits, and ``stats`` lists the queues by state.
 """
 
 from __future__ import annotations
@@ -23,11 +28,15 @@ import sys
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta, timezone
 from itertools import islice
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..errors import BadInput
 from ..frontier.layouts import LAYOUTS, open_frontier
+from ..frontier.politeness import Politeness
 from ..frontier.protocol import TodoFrontier
+from ..frontier.workqueues import WorkQueueFrontier, open_store
+from ..store.logfile import jdb_files
 from ..records.crawl_url import CrawlUrl, to_dict
 
 BATCH = 10_000
@@ -35,6 +44,7 @@ MAX_URL_CHARS = 8192
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*\Z")
 _FORBIDDEN = re.compile(r"[\x00-\x20\x7f-\x9f\ud800-\udfff]")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+WORKQUEUES = WorkQueueFrontier.layout
 
 
 class _IntermixedParser(argparse.ArgumentParser):
@@ -53,6 +63,23 @@ class _IntermixedParser(argparse.ArgumentParser):
             self._intermixing = False
 
 
+def _open(path: str, *, layout: str | None = None, order: str | None = None, create: bool = False,
+          read_only: bool = False) -> TodoFrontier:
+    """The work-queue frontier the directory holds (or ``--layout workqueues`` makes), else
+    whichever TODO store :func:`open_frontier` detects."""
+    workqueues = open_store(path, read_only=read_only, politeness=Politeness.none())
+    if workqueues is None and layout == WORKQUEUES:
+        if jdb_files(path) if Path(path).is_dir() else False:
+            raise BadInput(f"{path} holds another kind of store: use another directory for a work-queue frontier")
+        workqueues = WorkQueueFrontier.open(path, create=create, politeness=Politeness.none())
+    if workqueues is None:
+        return open_frontier(path, layout=layout, order=order, create=create, read_only=read_only)
+    if layout not in (None, WORKQUEUES) or order is not None:
+        workqueues.close()
+        raise BadInput(f"{path} holds a work-queue frontier: leave out --layout/--order or use another directory")
+    return workqueues
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("frontier", help="put URLs into, pop them from, and count a TODO frontier")
     actions = p.add_subparsers(dest="frontier_command", required=True, metavar="ACTION",
@@ -61,8 +88,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     put = actions.add_parser("put", help="add URLs (arguments, or stdin one per line)")
     put.add_argument("dir", help="the frontier's directory (created when absent)")
     put.add_argument("urls", nargs="*", metavar="URL", help="URLs to add; none: read stdin")
-    put.add_argument("--layout", choices=list(LAYOUTS), help="layout of a new store (default pycrawler); "
-                     "an existing store's is detected")
+    put.add_argument("--layout", choices=list(LAYOUTS) + [WORKQUEUES], help="layout of a new store (default "
+                     "pycrawler); an existing store's is detected")
     put.add_argument("--order", choices=sorted({o for orders in LAYOUTS.values() for o in orders}),
                      help="order of a new store (default key)")
     put.add_argument("--batch", type=_positive, default=BATCH, help=f"URLs per transaction (default {BATCH})")
@@ -139,7 +166,7 @@ def run_put(args: argparse.Namespace) -> int:
     records = _checked(sources, args.max_url_chars)
     batch = list(islice(records, args.batch))  # a bad first batch leaves no store behind
     stored = 0
-    with open_frontier(args.dir, layout=args.layout, order=args.order, create=True) as frontier:
+    with _open(args.dir, layout=args.layout, order=args.order, create=True) as frontier:
         try:
             while batch:
                 stored += frontier.put_urls(batch)
@@ -178,7 +205,7 @@ def run_pop(args: argparse.Namespace) -> int:
     # A lone surrogate (from a Java string cut in half) must not stop the output mid-record.
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(errors="backslashreplace")
-    with open_frontier(args.dir) as frontier:
+    with _open(args.dir) as frontier:
         remaining = args.n
         while remaining and (batch := frontier.get_next_batch(min(remaining, BATCH))):
             remaining -= len(batch)
@@ -194,11 +221,17 @@ def run_pop(args: argparse.Namespace) -> int:
 # -- stats ------------------------------------------------------------------------------------------
 
 def describe(frontier: TodoFrontier) -> dict:
-    return {"layout": frontier.layout, "order": frontier.order, "count": len(frontier)}
+    facts = {"layout": frontier.layout, "order": frontier.order, "count": len(frontier)}
+    if isinstance(frontier, WorkQueueFrontier):
+        stats = frontier.stats()
+        facts.update(queues=stats["queues"], assignment=stats["assignment"])
+        for state, figures in stats["by_state"].items():
+            facts[f"queues {state}"] = f"{figures['queues']} queues, {figures['urls']} URLs"
+    return facts
 
 
 def run_stats(args: argparse.Namespace) -> int:
-    with open_frontier(args.dir, read_only=True) as frontier:
+    with _open(args.dir, read_only=True) as frontier:
         for name, value in describe(frontier).items():
             print(f"{name}: {value}")
     return 0

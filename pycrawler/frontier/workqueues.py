@@ -71,8 +71,9 @@ from ..store import Environment
 from ..store.java_errors import je_errors
 from ..store.packing import pack, unpack
 from .assignment import QueueAssignment, get_assignment
-from .todo import JE_CONFIG
 from .politeness import FAILURE, RETRY, SUCCESS, Outcome, Politeness
+from .protocol import TodoFrontier
+from .todo import JE_CONFIG
 
 PENDING, QUEUES, RETRIES, META = "pending", "queues", "retries", "frontier_meta"
 DATABASES = (PENDING, QUEUES, RETRIES, META)
@@ -197,8 +198,12 @@ class Scheduled:
     rejected: int = 0      # not absolute URLs
 
 
-class WorkQueueFrontier:
+class WorkQueueFrontier(TodoFrontier):
     """Heritrix-style politeness frontier on an open :class:`~pycrawler.store.Environment`.
+
+    It also speaks the TODO protocol (``put_urls`` = :meth:`schedule`, ``get_next_batch`` =
+    :meth:`next_batch` with each URL finished at once, the book's at-most-once ``getNext``),
+    so the ``pycrawler frontier`` commands drive it like any TODO store.
 
     ``visited``: any :class:`~pycrawler.seen.protocol.Visited` table (Bloom, exact JE set,
     DRUM); ``assignment``: a policy or its name (:func:`.assignment.get_assignment`);
@@ -304,7 +309,7 @@ class WorkQueueFrontier:
             counts = self._census()
         if self.retry_records is not None:
             self._attempts = {k: v[0] for k, v in self.retry_records.items()}
-        for class_key in counts.keys() | records.keys():
+        for class_key in sorted(counts.keys() | records.keys()):
             queue = self._queue(class_key)
             queue.count = counts.get(class_key, 0)
             if class_key in records:
@@ -675,6 +680,22 @@ class WorkQueueFrontier:
                     self.visited.flush()
                 self._commit(records=True)
 
+    # -- the TODO protocol ---------------------------------------------------------------------------
+    def put_urls(self, batch: Iterable[CrawlUrl]) -> int:
+        """:meth:`schedule` the records; returns how many were given (duplicates included)."""
+        batch = list(batch)
+        self.schedule(batch)
+        return len(batch)
+
+    def get_next_batch(self, n: int) -> list[CrawlUrl]:
+        """Up to ``n`` URLs from ready queues, round after round, each finished as it is
+        returned (removed for good, as the book's ``getNext`` does)."""
+        out: list[CrawlUrl] = []
+        while len(out) < n and (batch := self.next_batch(n - len(out))):
+            self.completed_many((record, Outcome.success()) for record in batch)
+            out += batch
+        return out
+
     # -- budgets ------------------------------------------------------------------------------------
     def set_queue_budget(self, budget: int | None) -> None:
         """Change the per-queue fetch budget; retired queues under the new budget come back."""
@@ -745,3 +766,16 @@ class WorkQueueFrontier:
     def __repr__(self) -> str:
         return (f"<WorkQueueFrontier {self.assignment.name} in {str(self.env.path)!r}: "
                 f"{len(self.queues)} queues>")
+
+
+def open_store(path: str | os.PathLike, *, read_only: bool = False, **options) -> WorkQueueFrontier | None:
+    """The work-queue frontier in the directory ``path``; None when the directory holds no
+    JE environment or one without a ``pending`` database (another kind of store)."""
+    from ..store.logfile import jdb_files
+
+    if not (os.path.isdir(path) and jdb_files(path)):
+        return None
+    with Environment(path, read_only=True) as env:
+        if PENDING not in env.database_names():
+            return None
+    return WorkQueueFrontier.open(path, read_only=read_only, **options)

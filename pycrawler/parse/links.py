@@ -1,0 +1,113 @@
+"""Outlinks: what a fetched document points at, how it was found, and which links are refused.
+
+Hop types are Heritrix's one-letter alphabet, so a hop path ("the discovery path", e.g.
+``LLER``: seed, two links, an embed, a redirect) reads the same in pycrawler's crawl.log as
+in Heritrix's:
+
+- ``L`` a navigational link (``<a href>``, ``<area>``, most ``<link>``);
+- ``E`` an embed, fetched to render the page (``<img>``, ``<script>``, ``<iframe>``,
+  ``<frame>``, a stylesheet or icon ``<link>``);
+- ``R`` a redirect or referral: an HTTP 3xx ``Location`` or a ``<meta http-equiv=refresh>``;
+- ``X`` a speculative link, a URL-looking string in script text (Heritrix's ExtractorJS).
+
+Refused here, as every extractor should: schemes a crawler cannot fetch (``javascript:``,
+``data:``, ``mailto:`` and anything but http/https), links longer than Heritrix's
+2083-character URI limit, and URLs whose path repeats the same segments back to back
+(calendar-style traps, :class:`PathRepetitionRule`). Crawl depth is the engine's business.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from urllib.parse import urljoin, urlsplit
+
+MAX_URL_LENGTH = 2083
+"""Longest URL kept (Heritrix's ``UURI.MAX_URL_LENGTH``, Internet Explorer's historic limit)."""
+
+FETCHABLE_SCHEMES = frozenset({"http", "https"})
+
+
+class Hop(str, enum.Enum):
+    """How a URL was discovered from its parent (one letter of a hop path)."""
+
+    LINK = "L"
+    EMBED = "E"
+    REDIRECT = "R"
+    SPECULATIVE = "X"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Outlink:
+    """One discovered URL: absolute, fragment-free, with its hop type and where it was found.
+
+    ``context`` is Heritrix's link context: ``tag/@attribute`` (``a/@href``, ``img/@src``,
+    ``meta/@content`` for a refresh), or ``location:`` for an HTTP redirect.
+    """
+
+    url: str
+    hop: Hop
+    context: str
+
+
+def absolute_url(base: str, raw: str) -> str | None:
+    """``raw`` resolved against ``base``, fragment dropped; None for a link a crawler must not follow.
+
+    Whitespace around the link is stripped (as browsers do), and tabs and newlines inside it
+    are removed (the WHATWG URL parser ignores them: ``java\\nscript:`` is still javascript).
+    """
+    raw = raw.strip()
+    if not raw or len(raw) > MAX_URL_LENGTH or raw.startswith("#"):
+        return None
+    if "\t" in raw or "\n" in raw or "\r" in raw:
+        raw = raw.replace("\t", "").replace("\n", "").replace("\r", "")
+    try:
+        url = urljoin(base, raw)
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 -- raises ValueError for a port that is not a number in range
+    except ValueError:  # e.g. an invalid IPv6 literal, or port 99999
+        return None
+    if parts.scheme not in FETCHABLE_SCHEMES or not parts.hostname or len(url) > MAX_URL_LENGTH:
+        return None
+    return url.partition("#")[0] if parts.fragment or url.endswith("#") else url
+
+
+def extend_hop_path(parent_path: str, hop: Hop) -> str:
+    """The hop path of a URL found on a page whose own hop path is ``parent_path`` ('' for a seed)."""
+    return parent_path + hop.value
+
+
+def trailing_redirects(hop_path: str) -> int:
+    """How many redirects in a row led to the URL whose hop path this is."""
+    return len(hop_path) - len(hop_path.rstrip(Hop.REDIRECT.value))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PathRepetitionRule:
+    """Rejects URLs whose path repeats a run of segments more than ``max_repetitions`` times in a row.
+
+    Heritrix's ``PathologicalPathDecideRule`` (default 2): ``/a/a/a/page.html`` repeats
+    ``a/`` three times, so it is rejected; ``/2024/01/2024/01/2024/01/`` repeats the run
+    ``2024/01/`` three times, rejected too. As in Heritrix only segments followed by a slash
+    count (the last, the page's own name, never does), and the query is not looked at.
+    Done by comparing segment runs rather than by Heritrix's backtracking regular
+    expression, whose cost explodes on long paths.
+    """
+
+    max_repetitions: int = 2
+
+    def rejects(self, url: str) -> bool:
+        limit = self.max_repetitions
+        if limit <= 0:  # Heritrix: 0 switches the rule off
+            return False
+        segments = urlsplit(url).path.split("/")[1:-1]  # directories: each was followed by '/'
+        count = len(segments)
+        # A run of `width` segments repeated limit+1 times in a row is exactly a stretch of
+        # width*limit positions i with segments[i] == segments[i + width]: one linear scan per width.
+        for width in range(1, count // (limit + 1) + 1):
+            needed, stretch = width * limit, 0
+            for i in range(count - width):
+                stretch = stretch + 1 if segments[i] == segments[i + width] else 0
+                if stretch >= needed:
+                    return True
+        return False

@@ -62,18 +62,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     load.set_defaults(run=run_load)
 
 
-# -- opening ----------------------------------------------------------------------------------
-def _open_database(env, name: str, *, create: bool = False, sorted_duplicates: bool = False):
-    """Open ``name`` as it was created: JE refuses a database opened with another
-    duplicates setting than its own, and a dump must read either kind."""
-    try:
-        return env.open_database(name, create=create, sorted_duplicates=sorted_duplicates)
-    except PycrawlerError as exc:
-        if "sortedDuplicates" not in str(exc):
-            raise
-        return env.open_database(name, create=create, sorted_duplicates=not sorted_duplicates)
-
-
 # -- ls ---------------------------------------------------------------------------------------
 def run_ls(args: argparse.Namespace) -> int:
     from ..store import Environment
@@ -82,7 +70,7 @@ def run_ls(args: argparse.Namespace) -> int:
         names = env.database_names()
         counts = {}
         for name in names:
-            with _open_database(env, name) as db:
+            with env.open_database(name) as db:
                 counts[name] = db.count()
         print(f"{args.dir}: JE log version {env.log_version}, {len(names)} database{'s' * (len(names) != 1)}")
         width = max([len("records")] + [len(str(n)) for n in counts.values()])
@@ -97,21 +85,6 @@ def _chunks(items: Iterable, size: int) -> Iterator[list]:
     iterator = iter(items)
     while chunk := list(islice(iterator, size)):
         yield chunk
-
-
-def _records(db) -> Iterator[tuple[bytes, bytes]]:
-    """Every record in key order. ``Database.items`` resumes each page after the last key
-    it returned, which is exact only for unique keys (with sorted duplicates it repeats the
-    duplicates at a page boundary), so a duplicates database is walked with a cursor: one JNI
-    call per record, for a kind of database the stores this reads seldom have."""
-    if not db.java.getConfig().getSortedDuplicates():
-        yield from db.items()
-        return
-    with db.cursor() as cursor:
-        record = cursor.first()
-        while record is not None:
-            yield record
-            record = cursor.next()
 
 
 @contextlib.contextmanager
@@ -193,7 +166,7 @@ def run_dump(args: argparse.Namespace) -> int:
     if args.format == "jsonl" and args.printable:
         raise BadInput("--printable chooses dbdump's print format; it does not apply to jsonl")
     with Environment(args.dir, read_only=True) as env:
-        db = _open_database(env, args.db)
+        db = env.open_database(args.db)
         if args.format == "dbdump":
             _dump_dbdump(db, args)
         else:
@@ -207,7 +180,7 @@ def _dump_dbdump(db, args: argparse.Namespace) -> None:
     dupsort = bool(db.java.getConfig().getSortedDuplicates())
     with _output(args.output) as out, dbdump.DbDumpWriter(
             out, database=args.db, format="print" if args.printable else "bytevalue", dupsort=dupsort) as writer:
-        for chunk in _chunks(_records(db), DUMP_CHUNK_RECORDS):
+        for chunk in _chunks(db.items(), DUMP_CHUNK_RECORDS):
             writer.write_many(chunk)
 
 
@@ -217,7 +190,7 @@ def _dump_jsonl(env, db, args: argparse.Namespace) -> None:
     decode_value = _decoder(args.value, serial_decoder)
     where = f"{args.dir} database {args.db!r}"
     with _output(args.output) as out:
-        for chunk in _chunks(_records(db), DUMP_CHUNK_RECORDS):
+        for chunk in _chunks(db.items(), DUMP_CHUNK_RECORDS):
             lines = []
             for key, value in chunk:
                 record = {"key": _decode(decode_key, key, "key", where),
@@ -295,7 +268,7 @@ def run_load(args: argparse.Namespace) -> int:
             raise BadInput("name the database with --db (the input does not name one)")
         loaded = 0
         with Environment(args.dir, create=True) as env:
-            db = _open_database(env, database, create=True, sorted_duplicates=dupsort)
+            db = env.open_database(database, create=True, sorted_duplicates=dupsort or None)
             for keys, values in _batches(records):
                 with env.begin() as txn:
                     db.put_many(keys, values, txn=txn)

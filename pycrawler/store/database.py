@@ -40,7 +40,7 @@ def _java_txn(txn):
 class Database:
     """One JE database of an :class:`~pycrawler.store.Environment`."""
 
-    def __init__(self, env, name: str, *, create: bool, read_only: bool, sorted_duplicates: bool):
+    def __init__(self, env, name: str, *, create: bool, read_only: bool, sorted_duplicates: bool | None):
         import jpype
 
         self.env = env
@@ -51,13 +51,18 @@ class Database:
         cfg.setAllowCreate(create and not read_only)
         cfg.setReadOnly(read_only)
         cfg.setTransactional(env.transactional)
-        cfg.setSortedDuplicates(sorted_duplicates)
+        if sorted_duplicates is None:
+            # Take the setting the database was created with (JE refuses a mismatch).
+            jpype.JClass("com.sleepycat.je.DbInternal").setUseExistingConfig(cfg, True)
+        else:
+            cfg.setSortedDuplicates(sorted_duplicates)
         if not create and name not in env.database_names():
             from ..errors import BadInput
 
             raise BadInput(f"{env.path} has no database {name!r} (it has: {', '.join(env.database_names()) or 'none'})")
         with je_errors(self._where):
             self._db = env.java.openDatabase(None, name, cfg)
+            self.sorted_duplicates = bool(self._db.getConfig().getSortedDuplicates())
         self._bulk = jpype.JClass("org.pycrawler.bridge.Bulk")
         self._entry = jpype.JClass("com.sleepycat.je.DatabaseEntry")
         self._SUCCESS = jpype.JClass("com.sleepycat.je.OperationStatus").SUCCESS
@@ -180,22 +185,28 @@ class Database:
             stop = upper if stop is None else (stop if upper is None else min(stop, upper))
         if start is not None and stop is not None and start >= stop:
             return
-        lower, upper = start, stop
-        position, inclusive = (upper, False) if reverse else (lower, True)
-        bound = lower if reverse else upper
+        # With sorted duplicates a page's last key does not say where it ended: resume by
+        # (key, value), which needs the values even when the caller wants keys only.
+        duplicates = self.sorted_duplicates
+        keys_only = keys_only and not duplicates
+        position, inclusive = (stop, False) if reverse else (start, True)
+        resume_value = None
+        bound = start if reverse else stop
         jbound = None if bound is None else self._bytes(bound)
         while True:
             with je_errors(self._where):
                 page = self._bulk.scan(self.java, _java_txn(txn), None if position is None else self._bytes(position),
+                                       None if resume_value is None else self._bytes(resume_value),
                                        inclusive, jbound, reverse, page_records, SCAN_PAGE_BYTES, keys_only)
             keys = unpack(page[0].data, page[0].offsets)
             values = unpack(page[1].data, page[1].offsets)
             yield from zip(keys, values)
-            if len(keys) < page_records and sum(map(len, keys)) + sum(map(len, values)) < SCAN_PAGE_BYTES:
-                return
-            if not keys:
+            if not keys or (len(keys) < page_records
+                            and sum(map(len, keys)) + sum(map(len, values)) < SCAN_PAGE_BYTES):
                 return
             position, inclusive = keys[-1], False
+            if duplicates:
+                resume_value = values[-1]
 
     def keys(self, *args, **kwargs) -> Iterator[bytes]:
         return (k for k, _ in self.items(*args, keys_only=True, **kwargs))

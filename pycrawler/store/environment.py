@@ -130,8 +130,10 @@ class Environment:
             return [str(n) for n in self.java.getDatabaseNames()]
 
     def open_database(self, name: str, *, create: bool = False, read_only: bool | None = None,
-                      sorted_duplicates: bool = False):
-        """Open the database ``name``; ``create`` makes it when absent."""
+                      sorted_duplicates: bool | None = None):
+        """Open the database ``name``; ``create`` makes it when absent. ``sorted_duplicates``
+        None opens an existing database with the duplicates setting it was created with (and
+        creates one without duplicates)."""
         from .database import Database
 
         db = Database(self, name, create=create, read_only=self.read_only if read_only is None else read_only,

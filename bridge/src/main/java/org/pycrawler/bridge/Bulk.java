@@ -174,11 +174,13 @@ public final class Bulk {
      * last when {@code reverse}). Forward, it stops before {@code stop} (an exclusive upper
      * bound); in reverse, {@code stop} is the inclusive lower bound, so a range [a, b) reads
      * the same records both ways. Null = no bound. Returns at most {@code limit} records and about
-     * {@code maxBytes} bytes. The caller resumes from the last key returned, skipping it.
+     * {@code maxBytes} bytes. The caller resumes from the last key returned, skipping it; in a
+     * database with sorted duplicates a key is not enough to say where a page ended, so the caller
+     * passes the last record's value too ({@code fromValue}) and the scan resumes after that record.
      * Keys are compared as JE does by default: unsigned bytes, lexicographically.
      */
-    public static Packed[] scan(Database db, Transaction txn, byte[] from, boolean fromInclusive, byte[] stop,
-            boolean reverse, int limit, int maxBytes, boolean keysOnly) throws DatabaseException {
+    public static Packed[] scan(Database db, Transaction txn, byte[] from, byte[] fromValue, boolean fromInclusive,
+            byte[] stop, boolean reverse, int limit, int maxBytes, boolean keysOnly) throws DatabaseException {
         Packed.Builder keys = new Packed.Builder();
         Packed.Builder vals = new Packed.Builder();
         Cursor cursor = db.openCursor(txn, CursorConfig.READ_COMMITTED);
@@ -188,7 +190,9 @@ public final class Bulk {
             if (keysOnly) {
                 v.setPartial(0, 0, true);
             }
-            OperationStatus st = position(cursor, from, fromInclusive, reverse, k, v);
+            OperationStatus st = fromValue == null
+                    ? position(cursor, from, fromInclusive, reverse, k, v)
+                    : resumeAfter(cursor, from, fromValue, reverse, k, v);
             while (st == OperationStatus.SUCCESS && keys.count() < limit && keys.bytes() + vals.bytes() < maxBytes) {
                 if (stop != null) {
                     int c = compare(k.getData(), k.getOffset(), k.getSize(), stop);
@@ -228,6 +232,37 @@ public final class Bulk {
             return cursor.getPrev(k, v, LockMode.DEFAULT);
         }
         return st;
+    }
+
+    /** Positions on the record just after (key, value) in scan order, in a sorted-duplicates database. */
+    private static OperationStatus resumeAfter(Cursor cursor, byte[] key, byte[] value, boolean reverse,
+            DatabaseEntry k, DatabaseEntry v) throws DatabaseException {
+        k.setData(key);
+        v.setData(value);
+        OperationStatus st = cursor.getSearchBothRange(k, v, LockMode.DEFAULT);
+        if (st == OperationStatus.SUCCESS) {
+            // On the smallest record >= (key, value): its predecessor is < (key, value).
+            if (reverse) {
+                return cursor.getPrev(k, v, LockMode.DEFAULT);
+            }
+            boolean same = compare(v.getData(), v.getOffset(), v.getSize(), value) == 0;
+            return same ? cursor.getNext(k, v, LockMode.DEFAULT) : st;
+        }
+        // Every duplicate of key is < value (or key is absent): continue past or before key.
+        k.setData(key);
+        st = cursor.getSearchKeyRange(k, v, LockMode.DEFAULT);
+        if (st != OperationStatus.SUCCESS) {
+            return reverse ? cursor.getLast(k, v, LockMode.DEFAULT) : st;
+        }
+        boolean atKey = compare(k.getData(), k.getOffset(), k.getSize(), key) == 0;
+        if (!reverse) {
+            return atKey ? cursor.getNextNoDup(k, v, LockMode.DEFAULT) : st;
+        }
+        if (!atKey) {
+            return cursor.getPrev(k, v, LockMode.DEFAULT);
+        }
+        st = cursor.getNextNoDup(k, v, LockMode.DEFAULT);
+        return st == OperationStatus.SUCCESS ? cursor.getPrev(k, v, LockMode.DEFAULT) : cursor.getLast(k, v, LockMode.DEFAULT);
     }
 
     static int compare(byte[] a, int off, int len, byte[] b) {

@@ -162,7 +162,7 @@ public class BulkTest {
 
     private List<String> scanKeys(String from, boolean inclusive, String stop, boolean reverse, int limit)
             throws DatabaseException {
-        Packed[] page = Bulk.scan(db, null, from == null ? null : b(from), inclusive, stop == null ? null : b(stop),
+        Packed[] page = Bulk.scan(db, null, from == null ? null : b(from), null, inclusive, stop == null ? null : b(stop),
                 reverse, limit, Integer.MAX_VALUE, true);
         return strings(page[0]);
     }
@@ -257,7 +257,7 @@ public class BulkTest {
         boolean[] all = new boolean[keys.length];
         Arrays.fill(all, true);
         assertArrayEquals(all, inserted);
-        Packed[] scan = Bulk.scan(db, null, null, true, null, false, 100, Integer.MAX_VALUE, false);
+        Packed[] scan = Bulk.scan(db, null, null, null, true, null, false, 100, Integer.MAX_VALUE, false);
         assertEquals(Arrays.asList("0", "1", "2", "3", "8", "9", "10", "1"), strings(scan[1]));
     }
 
@@ -294,7 +294,7 @@ public class BulkTest {
     @Test
     public void scanForwardHonoursBoundsAndValues() throws Exception {
         fillAlphabet();
-        Packed[] page = Bulk.scan(db, null, b("c"), true, b("f"), false, 100, Integer.MAX_VALUE, false);
+        Packed[] page = Bulk.scan(db, null, b("c"), null, true, b("f"), false, 100, Integer.MAX_VALUE, false);
         assertEquals(Arrays.asList("c", "d", "e"), strings(page[0]));
         assertEquals(Arrays.asList("C", "D", "E"), strings(page[1]));
         assertEquals(Arrays.asList("d", "e"), scanKeys("c", false, "f", false, 100));
@@ -342,9 +342,9 @@ public class BulkTest {
     @Test
     public void scanStopsNearMaxBytesAndKeysOnlyReadsNoValues() throws Exception {
         fillAlphabet();
-        Packed[] small = Bulk.scan(db, null, null, true, null, false, 100, 4, false);
+        Packed[] small = Bulk.scan(db, null, null, null, true, null, false, 100, 4, false);
         assertEquals("stops once keys and values reach maxBytes", 2, small[0].size());
-        Packed[] keysOnly = Bulk.scan(db, null, null, true, null, false, 100, Integer.MAX_VALUE, true);
+        Packed[] keysOnly = Bulk.scan(db, null, null, null, true, null, false, 100, Integer.MAX_VALUE, true);
         assertEquals(10, keysOnly[0].size());
         assertEquals(0, keysOnly[1].data.length);
         assertEquals(10, keysOnly[1].size());

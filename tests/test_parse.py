@@ -241,3 +241,16 @@ def test_fetched_pages_parse_in_the_spawned_pool_while_the_loop_keeps_running():
 def test_the_pool_refuses_fork():
     with pytest.raises(ValueError):
         ParsePool(start_method="fork")
+
+
+def test_the_per_page_resolver_agrees_with_urljoin_on_every_link_form():
+    from pycrawler.parse import LinkResolver, absolute_url
+
+    bases = ["http://h/a/b/c.html", "http://h", "http://h/a/b/?q=1", "https://u@h:81/x/y", "http://h/a/./b/../c/",
+             "http://h/a/b/c/d/"]
+    links = ["x.html", "../x.html", "../../../../x", "/abs/./p/../q", "?z=2", "./", ".", "..", "x?y=../z", "x#f",
+             "a/b/../../c", "..x/y", ".hidden/x", "/", "//other/x", "HTTP://X/y", "mailto:a", "x:y", "a b/é", "?",
+             "/a?b=/../c", "../", "a/./b/.", "/..", "x/..?q#f", "../../a/../b", "../../../x.y/z.html", "../.."]
+    for base in bases:
+        resolve = LinkResolver(base)
+        assert [resolve(link) for link in links] == [absolute_url(base, link) for link in links], base

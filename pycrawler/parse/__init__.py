@@ -5,8 +5,9 @@ processes so the fetching event loop never waits for a parse.
 """
 
 from .html import Document, extract
-from .links import Hop, Outlink, PathRepetitionRule, absolute_url, extend_hop_path, trailing_redirects
+from .links import (Hop, LinkResolver, Outlink, PathRepetitionRule, absolute_url, extend_hop_path,
+                    trailing_redirects)
 from .pool import ParsePool
 
-__all__ = ["Document", "extract", "Hop", "Outlink", "PathRepetitionRule", "absolute_url", "extend_hop_path",
+__all__ = ["Document", "extract", "Hop", "LinkResolver", "Outlink", "PathRepetitionRule", "absolute_url", "extend_hop_path",
            "trailing_redirects", "ParsePool"]

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 
 from selectolax.lexbor import LexborHTMLParser
 
-from .links import Hop, Outlink, absolute_url
+from .links import Hop, LinkResolver, Outlink, absolute_url
 
 MAX_FIELD_LENGTH = 1024
 """Longest title, description or author kept (characters): they end up in every CrawlUrl record."""
@@ -56,7 +56,7 @@ _NON_LINK_TAG = re.compile(rf"<(?!/?(?:{_KEPT_TAGS})[\s/>])[^>]*>", re.IGNORECAS
 
 # What to look for, in one selector so that lexbor walks the tree once, in document order.
 _LINK_SELECTOR = ("a[href], area[href], link[href], frame[src], iframe[src], img[src], script[src], "
-                  "meta[http-equiv][content]")
+                  "meta[content]")
 _EMBED_LINK_RELS = frozenset({"stylesheet", "icon", "shortcut", "apple-touch-icon", "preload", "prefetch",
                               "modulepreload", "manifest"})
 
@@ -152,10 +152,13 @@ def looks_like_html(body: bytes) -> bool:
     return head.startswith((b"<!doctype html", b"<html", b"<head", b"<body", b"<title", b"<a ", b"<!--"))
 
 
-def depth_bound(text: str) -> int:
-    """An upper bound on the element nesting depth: start tags minus end tags (void tags count as open)."""
-    ends = text.count("</")
-    return text.count("<") - 2 * ends - text.count("<!")
+def depth_bound(body: bytes) -> int:
+    """An upper bound on the element nesting depth: start tags minus end tags (void tags count as open).
+
+    Counted on the bytes (every charset a page may declare here is ASCII-compatible for '<',
+    '/' and '!'; for UTF-16 the bound is merely loose)."""
+    ends = body.count(b"</")
+    return body.count(b"<") - 2 * ends - body.count(b"<!")
 
 
 def _flatten(text: str) -> str:
@@ -192,7 +195,7 @@ def extract(body: bytes, url: str, headers: Mapping[str, str], *, embeds: bool =
     if not is_html:
         return document
     text, document.char_set = decode(body, headers)
-    if depth_bound(text) > FLATTEN_DEPTH:
+    if depth_bound(body) > FLATTEN_DEPTH:
         text = _flatten(text)
     tree = LexborHTMLParser(text)
 
@@ -200,6 +203,7 @@ def extract(body: bytes, url: str, headers: Mapping[str, str], *, embeds: bool =
     if (base_node := tree.css_first("base[href]")) is not None:
         base = absolute_url(url, base_node.attributes.get("href") or "") or url
     document.base_url = base
+    resolve = LinkResolver(base)
     if (title := tree.css_first("title")) is not None:
         document.title = _field(title.text(deep=True))
 
@@ -209,7 +213,7 @@ def extract(body: bytes, url: str, headers: Mapping[str, str], *, embeds: bool =
             break
         tag, attributes = node.tag, node.attributes
         if tag == "meta":
-            _meta(document, attributes, base)
+            _meta(document, attributes, resolve)
             continue
         if tag in ("a", "area"):
             hop, attribute = Hop.LINK, "href"
@@ -222,21 +226,21 @@ def extract(body: bytes, url: str, headers: Mapping[str, str], *, embeds: bool =
             hop, attribute = Hop.EMBED, "src"
         else:
             continue
-        if target := absolute_url(base, attributes.get(attribute) or ""):
+        if target := resolve(attributes.get(attribute) or ""):
             outlinks.append(Outlink(target, hop, f"{tag}/@{attribute}"))
-    for node in tree.css("meta[name][content]"):
-        name = (node.attributes.get("name") or "").strip().lower()
-        if name == "description" and document.description is None:
-            document.description = _field(node.attributes.get("content"))
-        elif name == "author" and document.author is None:
-            document.author = _field(node.attributes.get("content"))
     return document
 
 
-def _meta(document: Document, attributes: Mapping[str, str | None], base: str) -> None:
-    """A ``<meta http-equiv>``: a refresh becomes an R outlink (Heritrix's hop for it)."""
+def _meta(document: Document, attributes: Mapping[str, str | None], resolve: LinkResolver) -> None:
+    """A ``<meta content>``: the first description and author are kept; a refresh becomes an
+    R outlink (Heritrix's hop for it)."""
+    name = (attributes.get("name") or "").strip().lower()
+    if name == "description" and document.description is None:
+        document.description = _field(attributes.get("content"))
+    elif name == "author" and document.author is None:
+        document.author = _field(attributes.get("content"))
     if (attributes.get("http-equiv") or "").strip().lower() != "refresh":
         return
     target = refresh_target(attributes.get("content") or "")
-    if target and (resolved := absolute_url(base, target)):
+    if target and (resolved := resolve(target)):
         document.outlinks.append(Outlink(resolved, Hop.REDIRECT, "meta/@content"))

@@ -251,9 +251,9 @@ def test_user_agent_names_the_contact_url_and_a_missing_contact_is_refused():
             return (await fetch_all(server, ["/agent"]))[0]
 
     assert run(scenario()).body.decode() == f"pycrawler/{__import__('pycrawler').__version__} (+{CONTACT})"
-    with pytest.raises(BadInput):
-        FetchConfig(contact_url="")  # accepted as data...
-        Fetcher(FetchConfig(contact_url="not a url"))  # ...refused when a fetcher would send it
+    for contact in ("", "not a url", "mailto:ops@example.org"):
+        with pytest.raises(BadInput):
+            Fetcher(FetchConfig(contact_url=contact))
 
 
 def test_fetch_result_is_recorded_on_the_crawl_url():

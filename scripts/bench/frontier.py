@@ -13,7 +13,8 @@ Baselines in the same run: ``schedule()`` of one URL per call, and ``next()`` of
 per call, on ``--single`` URLs each.
 
 The last line is ``key=value`` figures: ``schedule_per_s``, ``next_completed_per_s``,
-``peak_rss_mb`` and the rest. ``--tracemalloc`` also measures the Python heap (slower: the
+``peak_rss_mb`` and the rest; ``*_per_cpu_s`` divide by the process's CPU time (every thread,
+the JVM's included) instead of the wall clock, which a loaded machine stretches. ``--tracemalloc`` also measures the Python heap (slower: the
 throughput figures of such a run are not comparable).
 """
 
@@ -81,18 +82,20 @@ def main() -> None:
         visited = make_visited(args.visited, scratch, args.urls + 2 * args.single, env)
         frontier = WorkQueueFrontier(env, visited, create=True, assignment=args.assignment,
                                      canonicalizer=args.canon, politeness=Politeness.none(), prefetch=args.prefetch)
-        seconds = 0.0
+        seconds = cpu = 0.0
         for start in range(0, args.urls, args.batch):
             batch = urls(start, min(args.urls, start + args.batch), args.queues)
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), time.process_time()
             frontier.schedule(batch)
             seconds += time.perf_counter() - began
+            cpu += time.process_time() - began_cpu
             if start // args.batch % 50 == 0:
                 print(f"  scheduled {start + len(batch):,} ({(start + len(batch)) / seconds:,.0f}/s)", flush=True)
         frontier.flush()
         # A Bloom filter drops the odd new URL as seen (its false-positive rate): count them.
         figures["dropped_as_seen"] = args.urls - len(frontier)
         figures["schedule_per_s"] = args.urls / seconds
+        figures["schedule_per_cpu_s"] = args.urls / cpu
         print(f"schedule: {args.urls:,} URLs over {len(frontier.queues):,} queues, batches of {args.batch:,}: "
               f"{figures['schedule_per_s']:,.0f}/s", flush=True)
         if args.tracemalloc:
@@ -104,7 +107,7 @@ def main() -> None:
             frontier.schedule([url])
         figures["single_schedule_per_s"] = args.single / (time.perf_counter() - began)
 
-        done, began = 0, time.perf_counter()
+        done, began, began_cpu = 0, time.perf_counter(), time.process_time()
         success = Outcome.success()
         while done < args.pairs:
             batch = frontier.next_batch(min(args.take, args.pairs - done))
@@ -115,6 +118,7 @@ def main() -> None:
             done += len(batch)
         frontier.flush()
         figures["next_completed_per_s"] = done / (time.perf_counter() - began)
+        figures["next_completed_per_cpu_s"] = done / (time.process_time() - began_cpu)
         print(f"next+completed: {done:,} pairs, next_batch({args.take}) + completed() each: "
               f"{figures['next_completed_per_s']:,.0f}/s", flush=True)
 

@@ -76,7 +76,6 @@ from .protocol import TodoFrontier
 from .todo import JE_CONFIG
 
 PENDING, QUEUES, RETRIES, META = "pending", "queues", "retries", "frontier_meta"
-DATABASES = (PENDING, QUEUES, RETRIES, META)
 
 HIGHEST, HIGH, MEDIUM, NORMAL = 0, 1, 2, 3
 """Scheduling directives (Heritrix's ``SchedulingConstants``): a lower byte sorts first."""

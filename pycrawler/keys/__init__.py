@@ -9,8 +9,19 @@ Batch forms (:func:`md5_keys`, :func:`fingerprints64`) hash whole lists in compi
 None, non-str and empty URLs raise :class:`pycrawler.errors.BadInput`.
 """
 
-from .fingerprint import fingerprint64, fingerprints64
-from .md5 import md5_key, md5_keys
-from .urls import packed_utf8, url_bytes
+import importlib
 
-__all__ = ["md5_key", "md5_keys", "fingerprint64", "fingerprints64", "packed_utf8", "url_bytes"]
+# Loaded on first use: the hashing modules compile numba kernels (about 70 MB and 0.3 s per
+# process), which processes that only need ``keys.canon`` (the crawl's page workers) never use.
+_HOMES = {"md5_key": "md5", "md5_keys": "md5", "fingerprint64": "fingerprint", "fingerprints64": "fingerprint",
+          "packed_utf8": "urls", "url_bytes": "urls"}
+
+__all__ = list(_HOMES)
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+    globals()[name] = value
+    return value

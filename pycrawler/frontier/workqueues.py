@@ -66,6 +66,7 @@ from ..errors import BadInput
 from ..keys import fingerprints64
 from ..keys.canon import Canonicalizer, get_canonicalizer
 from ..records.crawl_url import CrawlUrl, _read_string, decode, encode
+from ..seen.exact import ExactVisited
 from ..seen.protocol import SynchronousVisited, Visited
 from ..store import Environment
 from ..store.java_errors import je_errors
@@ -404,12 +405,18 @@ class WorkQueueFrontier(TodoFrontier):
         records = [items[i] for i in valid]
         with self._lock:
             if isinstance(self.visited, SynchronousVisited):
-                unique = self.visited.add_many(seen_keys)
-                chosen = np.arange(len(valid)) if force else np.flatnonzero(unique)
-                chosen = chosen.tolist()
-                result.enqueued = self._enqueue([fetch_urls[i] for i in chosen],
-                                                [encode_entry(records[i], fetch_urls[i], layer) for i in chosen],
-                                                directive, precedence)
+                # An exact set in this environment is updated in the enqueue's transaction: a
+                # crash between the two would otherwise leave URLs seen but never enqueued.
+                with self.env.begin() as txn:
+                    if isinstance(self.visited, ExactVisited) and self.visited.db.env is self.env:
+                        unique = self.visited.add_many(seen_keys, txn=txn)
+                    else:
+                        unique = self.visited.add_many(seen_keys)
+                    chosen = np.arange(len(valid)) if force else np.flatnonzero(unique)
+                    chosen = chosen.tolist()
+                    result.enqueued = self._enqueue([fetch_urls[i] for i in chosen],
+                                                    [encode_entry(records[i], fetch_urls[i], layer) for i in chosen],
+                                                    directive, precedence, txn)
                 result.duplicates = len(valid) - int(unique.sum()) if not force else 0
             else:
                 values = [encode_entry(r, u, layer) for r, u in zip(records, fetch_urls)]
@@ -439,7 +446,7 @@ class WorkQueueFrontier(TodoFrontier):
                 urls = [_read_string(v, 1)[0] for v in values]
                 self._enqueue(urls, values, head[0], head[1])
 
-    def _enqueue(self, urls: list[str], values: list[bytes], directive: int, precedence: int) -> int:
+    def _enqueue(self, urls: list[str], values: list[bytes], directive: int, precedence: int, txn=None) -> int:
         if not urls:
             return 0
         class_keys = self.assignment.class_keys(urls)
@@ -463,8 +470,11 @@ class WorkQueueFrontier(TodoFrontier):
             queue.count += 1
             if queue.read_through is not None and key < queue.read_through:
                 bisect.insort(queue.buffer, (key, value))
-        with self.env.begin() as txn:
+        if txn is not None:
             self.pending.put_many(pack(keys + caps), pack(values + [b""] * len(caps)), txn=txn)
+        else:
+            with self.env.begin() as own:
+                self.pending.put_many(pack(keys + caps), pack(values + [b""] * len(caps)), txn=own)
         self._next_ordinal = first + len(urls)
         now = self.clock()
         for queue in touched:

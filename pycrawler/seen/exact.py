@@ -41,16 +41,18 @@ class ExactVisited(SynchronousVisited):
             keys = keys ^ SIGN_BIT
         return pack_fixed(u64_keys(keys))
 
-    def _per_batch(self, operation, keys) -> np.ndarray:
+    def _per_batch(self, operation, keys, txn=None) -> np.ndarray:
         keys = as_keys(keys)
         out = np.empty(len(keys), dtype=bool)
         for start in range(0, len(keys), self.batch):
             chunk = keys[start:start + self.batch]
-            out[start:start + len(chunk)] = operation(self._packed(chunk))
+            out[start:start + len(chunk)] = operation(self._packed(chunk), txn=txn)
         return out
 
-    def add_many(self, keys) -> np.ndarray:
-        return self._per_batch(self.db.put_if_absent_many, keys)
+    def add_many(self, keys, txn=None) -> np.ndarray:
+        """Check+update ``keys`` (True: was new); with ``txn`` (a transaction of this table's
+        environment), as part of it, so that the caller's other writes and these commit together."""
+        return self._per_batch(self.db.put_if_absent_many, keys, txn)
 
     def contains_many(self, keys) -> np.ndarray:
         return self._per_batch(self.db.contains_many, keys)

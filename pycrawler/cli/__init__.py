@@ -12,9 +12,9 @@ import sys
 import traceback
 
 from ..errors import PycrawlerError
-from . import demo, frontier, heritrix, info, store
+from . import crawl, demo, frontier, heritrix, info, store
 
-GROUPS = (info, demo, store, frontier, heritrix)
+GROUPS = (info, demo, crawl, store, frontier, heritrix)
 
 
 def build_parser() -> argparse.ArgumentParser:

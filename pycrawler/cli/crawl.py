@@ -1,0 +1,105 @@
+"""``pycrawler crawl SEED... --state DIR``: crawl, resumably; the same --state continues the crawl."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+from pathlib import Path
+
+from ..crawl.engine import CrawlConfig, Crawler, parse_delay
+from ..crawl.scope import SCOPES, server
+from ..errors import BadInput
+
+LOCAL_CONTACT = "http://localhost/"
+CRAWL_JVM = {"PYCRAWLER_HEAP": "256m", "PYCRAWLER_JVM_OPTS": "-XX:+UseSerialGC"}
+"""The crawl's JVM, unless the environment says otherwise: JE's cache is 64 MB here and the
+batches are short-lived, so a small heap and the serial collector (no GC threads competing
+for the cores the crawl needs) keep the process small."""
+
+
+def contact_for(seeds: list[str], given: str | None) -> str:
+    """The operator contact the user agent carries: ``--contact``, else ``PYCRAWLER_CONTACT``;
+    a crawl whose seeds are all on loopback may go without one (who would complain?)."""
+    contact = given or os.environ.get("PYCRAWLER_CONTACT")
+    if contact:
+        return contact
+    if all((where := server(s)) is not None and _is_loopback(where[0]) for s in seeds):
+        return LOCAL_CONTACT
+    raise BadInput("crawling other servers needs --contact URL (or PYCRAWLER_CONTACT): a page where their "
+                   "operators can reach you, sent in the User-Agent as Heritrix requires")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("crawl", help="crawl from seed URLs into a resumable state folder",
+                       description=__doc__.splitlines()[0])
+    p.add_argument("seeds", nargs="+", metavar="SEED", help="http(s) URLs to start from")
+    p.add_argument("--state", type=Path, required=True, metavar="DIR",
+                   help="the crawl's folder: JE state, crawl.log, crawl.json (created, or resumed)")
+    p.add_argument("--scope", choices=SCOPES, default="seed-hosts",
+                   help="which links to follow: the seeds' hosts (default), their registered domains, "
+                        "URLs under a seed's folder, or any http(s) URL")
+    p.add_argument("--max-pages", type=_positive, metavar="N",
+                   help="stop after N URLs have been fetched or refused (counting earlier runs of this state)")
+    p.add_argument("--max-depth", type=int, default=20, metavar="N",
+                   help="follow links at most N hops from a seed (default 20, Heritrix's maxHops; redirects "
+                        "do not count)")
+    p.add_argument("--concurrency", type=_positive, default=32, metavar="N",
+                   help="fetches in flight at once (default 32); also the most a kill -9 makes the next run refetch")
+    p.add_argument("--delay", default="polite", metavar="SPEC",
+                   help="politeness per work queue after each fetch: 'polite' (default: 10x the fetch time, "
+                        "3 to 30 s, as Heritrix), SECONDS (fixed; 0 = none), or FACTORx (e.g. 5x the fetch "
+                        "time, at most 30 s). robots.txt Crawl-delay raises it")
+    p.add_argument("--seen", choices=("exact", "bloom", "drum"), default="exact",
+                   help="URL-seen table: exact JE set (default), Bloom filter, DRUM")
+    p.add_argument("--queue-policy", default="host", metavar="POLICY",
+                   help="work-queue assignment: host (default), surt, domain, bkdr (one site over 4x "
+                        "concurrency queues), bkdr:N, bkdr-host:N; one URL per queue is in flight at a time")
+    p.add_argument("--canon", choices=("safe", "heritrix"), default="safe",
+                   help="URL canonicalisation for the seen test (default safe)")
+    p.add_argument("--warc", type=Path, metavar="DIR", help="write WARC 1.1 files into DIR")
+    p.add_argument("--trace", type=Path, metavar="FILE", help="append every extracted link to FILE")
+    p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for your own servers)")
+    p.add_argument("--contact", metavar="URL",
+                   help="operator contact URL for the User-Agent (required unless all seeds are on loopback)")
+    p.add_argument("--parse-workers", type=_positive, default=2, metavar="N",
+                   help="page-processing worker processes (default 2)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="show the live progress line (default: when stdout is a terminal)")
+    p.set_defaults(run=run_crawl)
+
+
+def config_from(args: argparse.Namespace) -> CrawlConfig:
+    return CrawlConfig(
+        seeds=args.seeds, state=args.state, scope=args.scope, max_pages=args.max_pages, max_depth=args.max_depth,
+        concurrency=args.concurrency, politeness=parse_delay(args.delay), seen=args.seen,
+        queue_policy=args.queue_policy, canon=args.canon, warc=args.warc, trace=args.trace,
+        obey_robots=not args.no_robots, contact_url=contact_for(args.seeds, args.contact),
+        parse_workers=args.parse_workers, progress=args.progress)
+
+
+def run_crawl(args: argparse.Namespace) -> int:
+    for name, value in CRAWL_JVM.items():
+        os.environ.setdefault(name, value)
+    crawler = Crawler(config_from(args))
+    summary = crawler.run()
+    for line in summary.lines():
+        print(line)
+    print(f"crawl.log:      {args.state / 'crawl.log'}")
+    return 130 if summary.interrupted else 0

@@ -1,0 +1,526 @@
+"""The crawl engine: fetch workers on one asyncio loop, a work-queue frontier on JE, page workers.
+
+One :class:`Crawler` runs one crawl in a state folder; the same folder resumes it::
+
+    summary = Crawler(CrawlConfig(seeds=["http://127.0.0.1:8080/"], state=Path("state"))).run()
+
+The flow of a URL:
+
+1. **poll**: the dispatcher takes up to the free slots' worth of URLs from the frontier in
+   one call (:meth:`WorkQueueFrontier.poll`); with nothing ready it sleeps until the
+   frontier's ``wait_time()`` or until finished pages free slots. A *slot* is held from the
+   poll until the page's completion is written, so at most ``concurrency`` URLs are in
+   process: that is also the most a kill -9 can make the next run fetch again.
+2. **robots.txt** (:class:`~pycrawler.fetch.RobotsCache`, obeyed unless ``obey_robots`` is
+   off): a precluded URL is logged with status -9998 and recorded, not fetched; the host's
+   ``Crawl-delay`` goes into the queue's politeness delay.
+3. **fetch** (:class:`~pycrawler.fetch.Fetcher`), one crawl.log line per attempt, WARC
+   records when asked.
+4. **page work** in worker processes (:mod:`.pages`): extraction, scope, depth and trap
+   filters, the encoded record. A redirect's target is a discovered URL with hop ``R``
+   (same layer; at most :data:`MAX_TRAILING_REDIRECTS` in a row).
+5. **flush**, in batches (every :attr:`CrawlConfig.flush_interval` seconds or
+   :attr:`CrawlConfig.flush_pages` pages): the pages' new links are scheduled through the
+   frontier (which canonicalises and dedupes them through the Visited table), their records
+   are written to the ``fetched`` database, then their completions are committed. That
+   order is the crash-safety argument: a page is finished only after what it discovered
+   is durable, so a kill -9 loses nothing; at worst the pages in process at the kill are
+   fetched again (their records are overwritten, one per URL).
+
+Stopping: :meth:`Crawler.stop` (SIGINT in :meth:`Crawler.run`) stops polling, lets the
+fetches in flight finish for :attr:`CrawlConfig.grace` seconds, cancels the rest (they stay
+in the frontier and are handed out again by the next run), flushes and closes every store.
+
+State folder: one JE environment (the frontier's ``pending``, ``queues``, ``retries``,
+``frontier_meta``; ``visited`` for ``--seen exact``; ``fetched``: URL (StringBinding) ->
+CrawlUrl record (binding ``crawl_url``); ``robots``), ``crawl.log``, ``crawl.json`` (the
+settings a resumed crawl must keep), ``visited.bloom`` or ``drum/`` for the other Visited
+tables.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import json
+import signal
+import time
+from pathlib import Path
+
+from ..errors import BadInput
+from ..fetch import ALLOWED, FetchConfig, Fetcher, RobotsCache
+from ..fetch import status as fetch_status
+from ..frontier.politeness import Outcome, Politeness
+from ..frontier.todo import JE_CONFIG
+from ..frontier.workqueues import WorkQueueFrontier
+from ..parse.html import HTML_TYPES, looks_like_html, mime_type
+from ..parse.links import Hop, Outlink, PathRepetitionRule, trailing_redirects
+from ..records.crawl_url import CrawlUrl, encode
+from ..store import Environment
+from ..store.tuple import java_utf
+from .crawllog import CrawlLog
+from .pages import LinkPolicy, PagePool, PageResult
+from .progress import Progress
+from .scope import Scope, server
+from .trace import TraceWriter
+from .warc import WarcWriter
+
+MAX_TRAILING_REDIRECTS = 5
+"""Redirects (HTTP or meta refresh) followed in a row before the chain is dropped (RFC 9309's 5 hops)."""
+
+FETCHED, ROBOTS = "fetched", "robots"
+SETTINGS_FILE = "crawl.json"
+CRAWL_LOG = "crawl.log"
+KEPT_SETTINGS = ("seen", "queue_policy", "canon")
+"""Settings a state folder is bound to: a resume with other values would misread its stores."""
+
+TRANSIENT_STATUSES = frozenset({fetch_status.CONNECT_FAILED, fetch_status.CONNECT_LOST, fetch_status.TIMEOUT,
+                                fetch_status.ROBOTS_PREREQUISITE_FAILURE, 408, 429, 500, 502, 503, 504})
+"""Fetch outcomes retried later (with the politeness backoff, up to its retry budget)."""
+
+
+def url_key(url: str) -> bytes:
+    """A ``fetched`` database key: the URL as JE's StringBinding writes it."""
+    return java_utf(url) + b"\x00"
+
+
+def parse_delay(text: str) -> Politeness:
+    """``--delay``: ``polite`` (Heritrix's rule: 10x the fetch time, 3 to 30 s), ``N`` (a fixed
+    N seconds after each fetch of a queue; 0: none), or ``Fx`` (F times the fetch's duration,
+    at most 30 s)."""
+    text = text.strip().lower()
+    try:
+        if text == "polite":
+            return Politeness()
+        if text.endswith("x"):
+            factor = float(text[:-1])
+            return dataclasses.replace(Politeness.none(), delay_factor=factor, max_delay=30.0,
+                                       retry_delay=Politeness().retry_delay, max_retry_delay=900.0)
+        seconds = float(text)
+    except ValueError:
+        raise BadInput(f"--delay is 'polite', seconds (e.g. 0.5) or a factor (e.g. 5x), not {text!r}") from None
+    if seconds < 0:
+        raise BadInput("--delay cannot be negative")
+    if seconds == 0:
+        return Politeness.none()
+    return dataclasses.replace(Politeness.none(), min_delay=seconds, max_delay=seconds,
+                               retry_delay=max(seconds, 1.0), max_retry_delay=900.0)
+
+
+@dataclasses.dataclass
+class CrawlConfig:
+    """One crawl's settings; see ``pycrawler crawl --help`` for each."""
+
+    seeds: list[str]
+    state: Path
+    scope: str = "seed-hosts"
+    max_pages: int | None = None
+    max_depth: int | None = 20            # Heritrix's maxHops
+    concurrency: int = 32
+    politeness: Politeness = dataclasses.field(default_factory=Politeness)
+    seen: str = "exact"                   # exact | bloom | drum
+    bloom_capacity: int = 10_000_000
+    queue_policy: str = "host"            # host | surt | domain | bkdr[:N] | bkdr-host:N
+    canon: str = "safe"
+    warc: Path | None = None
+    trace: Path | None = None
+    obey_robots: bool = True
+    contact_url: str = "http://localhost/"
+    embeds: bool = True
+    parse_workers: int = 2
+    je_cache_mb: int = 64
+    flush_interval: float = 0.02
+    flush_pages: int = 256
+    grace: float = 5.0
+    fetch: dict = dataclasses.field(default_factory=dict)  # FetchConfig overrides (timeouts, caps)
+    progress: bool | None = None          # None: when stdout is a terminal
+
+
+@dataclasses.dataclass
+class CrawlSummary:
+    """What one run did (``records`` counts the whole state, earlier runs included)."""
+
+    fetched: int = 0                      # fetch attempts that got an HTTP answer
+    failed: int = 0                       # attempts without one (negative status)
+    precluded: int = 0                    # URLs robots.txt excluded
+    bytes: int = 0
+    links: int = 0                        # outlinks extracted
+    out_of_scope: int = 0                 # distinct links dropped by scope or the trap rule
+    dupes_avoided: int = 0                # links not scheduled again because already seen
+    enqueued: int = 0                     # new URLs put in the frontier
+    records: int = 0
+    pending: int = 0                      # URLs left in the frontier
+    seconds: float = 0.0
+    interrupted: bool = False
+    store_bytes: int = 0
+    statuses: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+
+    @property
+    def pages_per_second(self) -> float:
+        return self.fetched / self.seconds if self.seconds else 0.0
+
+    def lines(self) -> list[str]:
+        top = ", ".join(f"{code}: {n:,}" for code, n in sorted(self.statuses.items(), key=lambda kv: -kv[1])[:8])
+        return [
+            f"fetched:        {self.fetched:,} answered, {self.failed:,} failed, {self.precluded:,} precluded by robots.txt"
+            f"{' (interrupted)' if self.interrupted else ''}",
+            f"statuses:       {top or '-'}",
+            f"rate:           {self.pages_per_second:,.1f} pages/s, {self.bytes / 1e6 / max(self.seconds, 1e-9):,.1f} MB/s"
+            f" over {self.seconds:,.1f} s",
+            f"links:          {self.links:,} extracted, {self.enqueued:,} new URLs, {self.dupes_avoided:,} dupes avoided,"
+            f" {self.out_of_scope:,} out of scope or traps",
+            f"state:          {self.records:,} fetched records, {self.pending:,} URLs pending,"
+            f" {self.store_bytes / 2**20:,.1f} MB of JE logs",
+        ]
+
+
+@dataclasses.dataclass(slots=True)
+class _Finished:
+    """A URL whose fetch (or refusal) is over, waiting for the next flush."""
+
+    url: str
+    record: bytes
+    layer: int
+    hop_path: str
+    links: list[str]
+    hops: str
+    outcome: Outcome
+
+
+def discovery(record: CrawlUrl) -> tuple[str, str | None]:
+    """(hop path, via) of a URL in the frontier; see :func:`discovered`."""
+    text = record.abstract_text or ""
+    hop_path, _, via = text.partition(" ")
+    return hop_path, (via if via and via != "-" else None)
+
+
+def discovered(url: str, layer: int, hop_path: str, via: str | None) -> CrawlUrl:
+    """The frontier record of a URL found on ``via``: ``abstract_text`` carries its hop path and
+    via, as Heritrix's recovery log writes them (``LLE http://example.com/``; a seed has an
+    empty hop path and via ``-``)."""
+    return CrawlUrl(ori_url=url, layer=layer, abstract_text=f"{hop_path} {via or '-'}")
+
+
+def is_transient(status: int) -> bool:
+    return status in TRANSIENT_STATUSES
+
+
+class Crawler:
+    """Runs a :class:`CrawlConfig`'s crawl (:meth:`run`), resumable from its state folder."""
+
+    def __init__(self, config: CrawlConfig):
+        self.config = config
+        seeds = [s.strip() for s in config.seeds if s.strip()]
+        bad = [s for s in seeds if server(s) is None]
+        if not seeds or bad:
+            raise BadInput(f"seeds must be http(s) URLs with a host; got {bad or 'none'}")
+        if config.concurrency < 1:
+            raise BadInput("--concurrency must be at least 1")
+        if config.max_depth is not None and config.max_depth < 0:
+            raise BadInput("--max-depth cannot be negative")
+        self.seeds = seeds
+        self.scope = Scope.of(config.scope, seeds)
+        self.path_rule = PathRepetitionRule()
+        self.summary = CrawlSummary()
+        self._stopping = False
+        self._finished: list[_Finished] = []
+        self._in_process = 0
+        self._free_workers: list[int] = []
+        self._wakeup: asyncio.Event | None = None
+        self._flush_due: asyncio.Event | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self._records_before = 0
+
+    # -- the state folder -------------------------------------------------------------------------
+    def _check_settings(self, state: Path) -> None:
+        """Bind the state folder to the settings its stores depend on (refuse a mismatch)."""
+        chosen = {name: getattr(self.config, name) for name in KEPT_SETTINGS}
+        path = state / SETTINGS_FILE
+        if path.is_file():
+            stored = json.loads(path.read_text())
+            for name, value in chosen.items():
+                if name in stored and stored[name] != value:
+                    raise BadInput(f"{state} holds a crawl made with {name.replace('_', '-')} {stored[name]!r}; "
+                                   f"resume it with the same setting (got {value!r}) or use another --state")
+        path.write_text(json.dumps(chosen | {"seeds": self.seeds}, indent=1) + "\n")
+
+    def _open_visited(self, env: Environment, state: Path):
+        kind = self.config.seen
+        if kind == "exact":
+            from ..seen.exact import ExactVisited
+            return ExactVisited(env, "visited", create=True)
+        if kind == "bloom":
+            from ..seen.bloom import BloomFilter
+            path = state / "visited.bloom"
+            return (BloomFilter.open(path) if path.exists()
+                    else BloomFilter.create(path, self.config.bloom_capacity, 0.001))
+        if kind == "drum":
+            from ..seen.drum import DrumVisited
+            return DrumVisited(state / "drum")
+        raise BadInput(f"--seen must be exact, bloom or drum, not {kind!r}")
+
+    def _open(self) -> None:
+        config = self.config
+        state = Path(config.state)
+        state.mkdir(parents=True, exist_ok=True)
+        if not state.is_dir():
+            raise BadInput(f"{state} is not a directory")
+        self._check_settings(state)
+        policy = config.queue_policy
+        if policy == "bkdr":  # one site spread over enough queues to keep every slot busy
+            policy = f"bkdr:{4 * config.concurrency}"
+        self.env = Environment(state, create=True, durability="write_no_sync", cache_size=config.je_cache_mb << 20,
+                               config=JE_CONFIG)
+        try:
+            self.visited = self._open_visited(self.env, state)
+            self.frontier = WorkQueueFrontier(self.env, self.visited, create=True, assignment=policy,
+                                              canonicalizer=config.canon, politeness=config.politeness,
+                                              prefetch=16)
+            self.fetched = self.env.open_database(FETCHED, create=True)
+            self.robots_db = self.env.open_database(ROBOTS, create=True)
+        except BaseException:
+            self.env.close()
+            raise
+        self._records_before = self.fetched.count()
+        self.log = CrawlLog(state / CRAWL_LOG)
+        self.warc = WarcWriter(config.warc) if config.warc else None
+        self.trace = TraceWriter(config.trace) if config.trace else None
+
+    def _close(self) -> None:
+        for output in (self.log, self.warc, self.trace):
+            if output is not None:
+                output.close()
+        self.summary.pending = len(self.frontier)
+        self.summary.records = self.fetched.count()
+        self.frontier.close()
+        self.visited.close()
+        self.env.close()
+        self.summary.store_bytes = sum(f.stat().st_size for f in Path(self.config.state).glob("*.jdb"))
+
+    # -- running ----------------------------------------------------------------------------------
+    def run(self) -> CrawlSummary:
+        """Crawl until the frontier is empty, ``max_pages`` is reached or SIGINT; then close."""
+        self._open()
+        started = time.perf_counter()
+        try:
+            asyncio.run(self._crawl())
+        finally:
+            self.summary.seconds = time.perf_counter() - started
+            self._close()
+        return self.summary
+
+    def stop(self) -> None:
+        """Stop gracefully (see the module docstring); safe to call from a signal handler on the loop."""
+        self._stopping = True
+        self.summary.interrupted = True
+        if self._wakeup is not None:
+            self._wakeup.set()
+
+    async def _crawl(self) -> None:
+        config = self.config
+        loop = asyncio.get_running_loop()
+        self._wakeup, self._flush_due = asyncio.Event(), asyncio.Event()
+        self._free_workers = list(range(config.concurrency, 0, -1))
+        try:
+            loop.add_signal_handler(signal.SIGINT, self.stop)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+            pass
+        policy = LinkPolicy(self.scope, config.max_depth, self.path_rule, config.embeds,
+                            outlinks=bool(self.warc or self.trace))
+        self.pages = PagePool(policy, config.parse_workers)
+        fetch_config = FetchConfig(contact_url=config.contact_url, connections=max(64, config.concurrency * 2),
+                                   connections_per_host=config.concurrency, **config.fetch)
+        self.progress = Progress(enabled=config.progress)
+        try:
+            await loop.run_in_executor(None, self.pages.warm_up)
+            async with Fetcher(fetch_config) as fetcher:
+                self.fetcher = fetcher
+                self.robots = RobotsCache(fetcher, "pycrawler", store=self.robots_db, obey=config.obey_robots)
+                self.frontier.schedule([discovered(seed, 0, "", None) for seed in self.seeds], layer=0)
+                flusher = asyncio.create_task(self._flusher())
+                try:
+                    await self._dispatch()
+                    await self._drain()
+                finally:
+                    flusher.cancel()
+                    self._flush()
+        finally:
+            try:
+                loop.remove_signal_handler(signal.SIGINT)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+            self.pages.close()
+            self.progress.close()
+
+    def _room(self) -> int:
+        free = self.config.concurrency - self._in_process
+        if self.config.max_pages is not None:
+            done = self._records_before + self.summary.fetched + self.summary.failed + self.summary.precluded
+            free = min(free, self.config.max_pages - done - self._in_process)
+        return free
+
+    async def _dispatch(self) -> None:
+        """Hand URLs to fetch tasks until the crawl is over or stopped."""
+        frontier = self.frontier
+        while not self._stopping:
+            self._wakeup.clear()
+            room = self._room()
+            wait = None
+            if room > 0:
+                batch, wait = frontier.poll(room)
+                for record in batch:
+                    self._in_process += 1
+                    task = asyncio.create_task(self._process(record))
+                    self._tasks.add(task)
+                    task.add_done_callback(self._tasks.discard)
+                if batch:
+                    continue
+            if self._in_process == 0:
+                if room <= 0:
+                    return  # max_pages reached
+                frontier.flush()  # an asynchronous Visited table may still hold new URLs
+                if frontier.wait_time() is None:
+                    return
+                wait = frontier.wait_time()
+            try:
+                await asyncio.wait_for(self._wakeup.wait(), timeout=wait)
+            except TimeoutError:
+                pass
+
+    async def _drain(self) -> None:
+        """Let the fetches in flight finish (up to ``grace`` seconds when stopping), flushing them."""
+        if self._tasks:
+            _, late = await asyncio.wait(set(self._tasks), timeout=self.config.grace if self._stopping else None)
+            for task in late:  # their URLs stay in the frontier: the next run fetches them
+                task.cancel()
+            if late:
+                await asyncio.wait(late)
+
+    async def _process(self, record: CrawlUrl) -> None:
+        worker = self._free_workers.pop()
+        try:
+            finished = await self._fetch_and_work(record, worker)
+        except asyncio.CancelledError:
+            self._in_process -= 1
+            raise
+        except Exception as exc:  # noqa: BLE001 -- a bug on one URL must not stop the crawl: -5 records it
+            finished = self._broken(record, worker, exc)
+        finally:
+            self._free_workers.append(worker)
+        self._finished.append(finished)
+        if len(self._finished) >= self.config.flush_pages:
+            self._flush_due.set()
+
+    def _broken(self, record: CrawlUrl, worker: int, exc: Exception) -> _Finished:
+        """A URL whose processing raised: logged and recorded as Heritrix's -5 (runtime exception)."""
+        hop_path, via = discovery(record)
+        code = fetch_status.RUNTIME_EXCEPTION
+        self.log.log(status=code, url=record.ori_url, hop_path=hop_path, via=via, worker=worker,
+                     annotations=[f"err={type(exc).__name__}"])
+        record.status_code = code
+        self.summary.failed += 1
+        self.summary.statuses[code] += 1
+        return _Finished(record.ori_url, encode(record), record.layer, hop_path, [], "",
+                         Outcome.failure(status_code=code))
+
+    async def _fetch_and_work(self, record: CrawlUrl, worker: int) -> _Finished:
+        url, layer = record.ori_url, record.layer
+        hop_path, via = discovery(record)
+        summary = self.summary
+        verdict = await self.robots.verdict(url)
+        if verdict != ALLOWED:
+            self.log.log(status=verdict, url=url, hop_path=hop_path, via=via, worker=worker)
+            record.status_code = verdict
+            record.last_update_time = time.time_ns()
+            summary.statuses[verdict] += 1
+            if verdict == fetch_status.ROBOTS_PRECLUDED:
+                summary.precluded += 1
+                return _Finished(url, encode(record), layer, hop_path, [], "", Outcome.failure(status_code=verdict))
+            summary.failed += 1
+            return _Finished(url, encode(record), layer, hop_path, [], "", Outcome.retry(status_code=verdict))
+
+        result = await self.fetcher.fetch(url)
+        status = result.status
+        summary.statuses[status] += 1
+        self.progress.fetched(status, len(result.payload))
+        self.progress.tick()
+        if status > 0:
+            summary.fetched += 1
+            summary.bytes += len(result.payload)
+        else:
+            summary.failed += 1
+        self.log.log_fetch(result, hop_path=hop_path, via=via, worker=worker)
+        result.record_on(record)
+        headers = result.header_map
+        media = mime_type(headers)
+        page: PageResult | None = None
+        if 200 <= status < 300 and (media in HTML_TYPES if media else looks_like_html(result.body)):
+            page = await asyncio.wrap_future(self.pages.submit(result.body, url, headers, layer))
+            page.record_on(record)
+            links, hops = page.links, page.hops
+            summary.links += page.extracted
+            summary.out_of_scope += page.rejected
+            summary.dupes_avoided += page.repeats
+        else:
+            links, hops = [], ""
+        record.type = media
+        value = encode(record)
+        if result.redirect is not None:
+            target = result.redirect
+            if (trailing_redirects(hop_path) < MAX_TRAILING_REDIRECTS and self.scope.allows(target)
+                    and not self.path_rule.rejects(target)):
+                links, hops = links + [target], hops + Hop.REDIRECT.value
+        if self.warc is not None:
+            outlinks = page.outlinks if page is not None else []
+            self.warc.write_fetch(result, outlinks=[Outlink(u, Hop(h), c) for u, h, c in outlinks], hop_path=hop_path,
+                                  via=via)
+        if self.trace is not None and page is not None:
+            self.trace.write(o[0] for o in page.outlinks)
+        seconds = result.duration_ms / 1000
+        delay = self.robots.crawl_delay(url)
+        if is_transient(status):
+            outcome = Outcome.retry(seconds, crawl_delay=delay, status_code=status)
+        elif status > 0:
+            outcome = Outcome.success(seconds, crawl_delay=delay, status_code=status)
+        else:
+            outcome = Outcome.failure(seconds, crawl_delay=delay, status_code=status)
+        return _Finished(url, value, layer, hop_path, links, hops, outcome)
+
+    async def _flusher(self) -> None:
+        """Flush finished pages every ``flush_interval`` seconds, or sooner when ``flush_pages`` wait."""
+        interval, shown = self.config.flush_interval, 0.0
+        while True:
+            try:
+                await asyncio.wait_for(self._flush_due.wait(), timeout=interval)
+            except TimeoutError:
+                pass
+            self._flush_due.clear()
+            if self._finished:
+                self._flush()
+                self._wakeup.set()
+            if self.progress.enabled and time.monotonic() - shown >= 1.0:
+                shown = time.monotonic()
+                stats = self.frontier.stats()["by_state"]
+                self.progress.update(queues_ready=stats["ready"]["queues"], queues_snoozed=stats["snoozed"]["queues"],
+                                     pending=len(self.frontier), seen=self.summary.enqueued)
+
+    def _flush(self) -> None:
+        """Schedule the finished pages' links, write their records, then commit their completions."""
+        finished, self._finished = self._finished, []
+        if not finished:
+            return
+        by_layer: dict[int, list[CrawlUrl]] = {}
+        for item in finished:
+            for link, hop in zip(item.links, item.hops):
+                same_layer = hop == Hop.REDIRECT.value
+                layer = item.layer if same_layer else item.layer + 1
+                by_layer.setdefault(layer, []).append(discovered(link, layer, item.hop_path + hop, item.url))
+        frontier, summary = self.frontier, self.summary
+        for layer, records in sorted(by_layer.items()):
+            done = frontier.schedule(records, layer=layer)
+            summary.enqueued += done.enqueued
+            summary.dupes_avoided += done.duplicates
+        self.fetched.put_many([url_key(f.url) for f in finished], [f.record for f in finished])
+        frontier.completed_many((f.url, f.outcome) for f in finished)
+        self._in_process -= len(finished)

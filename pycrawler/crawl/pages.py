@@ -1,0 +1,146 @@
+"""A fetched page's CPU work, done in worker processes: extract, filter the links, encode the record.
+
+The crawling process runs the event loop, the fetcher, the JVM and the frontier; with two
+cores, every millisecond of Python it spends per page caps the crawl. So a worker does
+everything that depends only on the page:
+
+1. :func:`pycrawler.parse.extract` (charset, title, meta fields, outlinks);
+2. the link filters that depend only on the link: scope (:mod:`.scope`), the path-repetition
+   trap rule, the depth limit (from the page's layer);
+3. a per-worker memory of the links it has already passed on (:data:`SENT_LIMIT` of them,
+   then it starts afresh), so a link that appears on thousands of pages crosses back to the
+   crawling process about once per worker instead of once per page. The frontier's Visited
+   table stays the authority on what is new; this only spares it repeated questions;
+4. the fields the page's :class:`~pycrawler.records.crawl_url.CrawlUrl` record keeps: title,
+   charset, description, author, distinct references. (The record is encoded by the crawling
+   process: the records module loads numba, ~70 MB a process, which the workers do without.)
+
+Why the memory is safe: a link is remembered only once it has passed every filter that does
+not depend on the page it was found on, and the crawling process schedules every link it
+receives before it marks the page done (a crash loses the workers too, and a resumed crawl
+starts with empty memories and refetches the pages that were in process).
+
+Measured on the JDK API docs (docs/crawler.md, Engine): pickling a 40 kB page to a worker
+and the result back costs ~0.1 ms, the extraction ~3.5 ms, so every HTML page goes to a
+worker; nothing is parsed on the event loop.
+
+Workers ignore SIGINT: a Ctrl-C at a terminal reaches the whole process group, and the
+crawling process decides how to stop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+import signal
+from concurrent.futures import ProcessPoolExecutor
+
+from ..parse.html import MAX_OUTLINKS, extract
+from ..parse.links import Hop, PathRepetitionRule
+from .scope import Scope
+
+SENT_LIMIT = 1_000_000
+"""Links a worker remembers having passed on (a set of ~100 MB at most) before starting afresh."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LinkPolicy:
+    """What the workers keep of a page's links. ``outlinks``: also return every extracted
+    link as found (for WARC metadata records and the link trace)."""
+
+    scope: Scope
+    max_depth: int | None = None
+    path_rule: PathRepetitionRule = PathRepetitionRule()
+    embeds: bool = True
+    max_outlinks: int = MAX_OUTLINKS
+    outlinks: bool = False
+
+
+@dataclasses.dataclass(slots=True)
+class PageResult:
+    """What a worker sends back for one page."""
+
+    title: str | None
+    char_set: str | None
+    description: str | None
+    author: str | None
+    references: list[str]         # the page's distinct outlinks, in order
+    links: list[str]              # links to schedule: in scope, within depth, new to this worker
+    hops: str                     # the hop letter of each of ``links``
+    extracted: int                # outlinks found on the page
+    rejected: int                 # of those, out of scope or caught by the trap rule (first sighting)
+    repeats: int                  # of those, passed on before by this worker (or twice on the page)
+    outlinks: list | None = None  # (url, hop letter, context) of every outlink, when the policy asks
+
+    def record_on(self, crawl_url) -> None:
+        """Copy the parsed fields onto a :class:`~pycrawler.records.crawl_url.CrawlUrl`."""
+        crawl_url.title, crawl_url.char_set = self.title, self.char_set
+        crawl_url.description, crawl_url.author = self.description, self.author
+        crawl_url.url_references = self.references
+
+
+_policy: LinkPolicy | None = None
+_sent: set[str] = set()
+
+
+def _start_worker(policy: LinkPolicy) -> None:
+    global _policy
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _policy = policy
+
+
+def process_page(body: bytes, url: str, headers: dict, layer: int) -> PageResult:
+    """Extract ``body`` (fetched from ``url``, found at ``layer``) and keep the new links.
+
+    Runs in a worker started by :class:`PagePool` (any process with :func:`_start_worker` called)."""
+    policy = _policy
+    document = extract(body, url, headers, embeds=policy.embeds, max_outlinks=policy.max_outlinks)
+    found = document.outlinks
+    deep = policy.max_depth is not None and layer >= policy.max_depth
+    links, hops, rejected, repeats = [], [], 0, 0
+    sent, allows, rejects = _sent, policy.scope.allows, policy.path_rule.rejects
+    if len(sent) > SENT_LIMIT:
+        sent.clear()
+    for link in found:
+        target = link.url
+        # A meta refresh is a redirect: it keeps the page's layer, so the depth limit does not stop it.
+        if deep and link.hop is not Hop.REDIRECT:
+            continue
+        if target in sent:
+            repeats += 1
+            continue
+        sent.add(target)
+        if not allows(target) or rejects(target):
+            rejected += 1
+            continue
+        links.append(target)
+        hops.append(link.hop.value)
+    outlinks = [(link.url, link.hop.value, link.context) for link in found] if policy.outlinks else None
+    return PageResult(document.title, document.char_set, document.description, document.author,
+                      list(dict.fromkeys(link.url for link in found)), links, "".join(hops), len(found), rejected,
+                      repeats, outlinks)
+
+
+class PagePool:
+    """Worker processes running :func:`process_page` under one :class:`LinkPolicy`.
+
+    Started with ``spawn`` (the crawling process runs a JVM and must not fork, see
+    :mod:`pycrawler.parse.pool`). ``submit(body, url, headers, layer)`` returns a
+    ``concurrent.futures.Future``; wrap it with ``asyncio.wrap_future``.
+    """
+
+    def __init__(self, policy: LinkPolicy, workers: int):
+        self.workers = workers
+        self._executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=_start_worker, initargs=(policy,))
+
+    def warm_up(self) -> None:
+        """Start every worker now, so the first pages do not wait for interpreters to start."""
+        for future in [self._executor.submit(int) for _ in range(self.workers)]:
+            future.result()
+
+    def submit(self, body: bytes, url: str, headers: dict, layer: int):
+        return self._executor.submit(process_page, body, url, headers, layer)
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,85 @@
+"""Crawl scope: which discovered URLs the crawl follows, decided from the seeds.
+
+=============  ==============================================================================
+scope          a URL is in scope when
+=============  ==============================================================================
+``seed-hosts`` its host and port are a seed's (``http://example.com/`` and
+(default)      ``http://example.com:80/x`` agree; ``https://example.com/`` is another server)
+``domain``     its host's registered domain is a seed's (``docs.example.co.uk`` is in a crawl
+               seeded with ``www.example.co.uk``), whatever the port or scheme
+``prefix``     it starts with a seed's URL cut after its last ``/`` (Heritrix's SURT-prefix
+               idea on plain URLs: a seed ``http://example.com/docs/index.html`` admits
+               everything under ``http://example.com/docs/``)
+``any``        it is an http(s) URL
+=============  ==============================================================================
+
+Scope objects are small and picklable: the page workers (:mod:`.pages`) apply them where the
+links are extracted, so out-of-scope links never travel back to the crawling process. They
+import nothing heavy (the public suffix list only for ``domain``), since every worker
+process imports this module.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from urllib.parse import urlsplit
+
+from ..errors import BadInput
+
+SCOPES = ("seed-hosts", "domain", "prefix", "any")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def server(url: str) -> tuple[str, int] | None:
+    """(lowercase host, effective port) of an http(s) URL; None for anything else."""
+    try:
+        parts = urlsplit(url)
+        scheme, host, port = parts.scheme.lower(), parts.hostname, parts.port
+    except ValueError:  # a port that is not a number, a bad IPv6 literal
+        return None
+    if scheme not in _DEFAULT_PORTS or not host:
+        return None
+    return host, port if port is not None else _DEFAULT_PORTS[scheme]
+
+
+def _registered_domain(host: str) -> str:
+    from ..frontier.assignment import registered_domain
+
+    return registered_domain(host)
+
+
+@dataclasses.dataclass(frozen=True)
+class Scope:
+    """``Scope.of(kind, seeds)``; ``scope.allows(url)``."""
+
+    kind: str
+    servers: frozenset = frozenset()    # seed-hosts: (host, port) pairs
+    domains: frozenset = frozenset()    # domain: registered domains
+    prefixes: tuple = ()                # prefix: URL prefixes
+
+    @classmethod
+    def of(cls, kind: str, seeds: list[str]) -> "Scope":
+        if kind not in SCOPES:
+            raise BadInput(f"scope must be one of {', '.join(SCOPES)}, not {kind!r}")
+        found = [s for s in map(server, seeds) if s is not None]
+        if kind == "seed-hosts":
+            return cls(kind, servers=frozenset(found))
+        if kind == "domain":
+            return cls(kind, domains=frozenset(_registered_domain(host) for host, _ in found))
+        if kind == "prefix":
+            return cls(kind, prefixes=tuple(sorted({seed[:seed.rfind("/") + 1] for seed in seeds
+                                                    if server(seed) is not None})))
+        return cls(kind)
+
+    def allows(self, url: str) -> bool:
+        kind = self.kind
+        if kind == "prefix":
+            return url.startswith(self.prefixes)
+        where = server(url)
+        if where is None:
+            return False
+        if kind == "seed-hosts":
+            return where in self.servers
+        if kind == "domain":
+            return _registered_domain(where[0]) in self.domains
+        return True

@@ -1,74 +1,47 @@
-"""The interim demo: a documentation folder's link graph stored in JE, as the docstring says."""
+"""The demo: a documentation folder served on loopback, crawled into JE, checked against the files."""
 
 from __future__ import annotations
 
 import pytest
+from crawl_sites import fetched_records, write_site
 
 from pycrawler import demo
 from pycrawler.cli import main
 from pycrawler.errors import BadInput, SetupError
-from pycrawler.store import Environment
-
-BASE = demo.BASE_URL
 
 
 @pytest.fixture
 def docs(tmp_path):
-    """A three-page site: links up and across folders, a duplicate, a dangling one, an external."""
+    """A generated docs tree: 60 pages reachable from index.html, orphans, a dangling link."""
     root = tmp_path / "api"
-    (root / "pkg").mkdir(parents=True)
-    (root / "index.html").write_text(
-        '<html><head><title>Index &amp; overview</title><link href="style.css"></head>'
-        '<a href="pkg/A.html">A</a> <a href="pkg/A.html#m">A again</a> <a href="#top">top</a>'
-        '<a href="https://example.org/x#y">out</a> <a href="mailto:x@example.org">mail</a></html>')
-    (root / "style.css").write_text("body {}")
-    (root / "pkg" / "A.html").write_text(
-        "<title>A</title><a href='../index.html'>up</a> <a href=\"B.html\">B</a> <a href=\"gone.html\">gone</a>")
-    (root / "pkg" / "B.html").write_text("<title>B</title><a href='../../../index.html?q=1'>clamped</a>")
-    return root
+    return root, write_site(root, 60)
 
 
-def test_resolve_follows_relative_links_like_a_browser():
-    assert demo.resolve("java.base/java/lang", "../util/List.html#add()") == BASE + "java.base/java/util/List.html"
-    assert demo.resolve("a", "../../../x.html") == BASE + "x.html"
-    assert demo.resolve("a", "b.html?x=1&amp;y=2") == BASE + "a/b.html?x=1&y=2"
-    assert demo.resolve("a", "HTTPS://example.org/p") == "HTTPS://example.org/p"
-    assert demo.resolve("a", "#frag") is None
-    assert demo.resolve("a", "javascript:void(0)") is None
-
-
-def test_demo_stores_pages_and_links_and_counts_them(docs, tmp_path):
+def test_demo_crawls_every_reachable_page_and_reports_coverage(docs, tmp_path):
+    root, reachable = docs
     state = tmp_path / "state"
-    summary = demo.run(docs, state)
-    assert summary.pages == 3
-    # index: style.css, pkg/A.html (twice: one link), example.org; A: index, B, gone; B: index?q=1
-    assert summary.links == 7
-    assert summary.targets == 7
-    assert summary.external_targets == 1
-    assert (summary.dangling_targets, summary.dangling_links) == (1, 1)  # pkg/gone.html
-    assert summary.records == 10
-    assert summary.store_bytes > 0
-
-    with Environment(state, read_only=True) as env:
-        pages = env.open_database("pages")
-        assert pages.get(demo.string_key(BASE + "index.html")) == demo.string_key("Index & overview")
-        links = env.open_database("links")
-        prefix = demo.string_key(BASE + "pkg/A.html")
-        assert [k[len(prefix):] for k in links.keys(prefix=prefix)] == [
-            demo.string_key(BASE + u) for u in ("index.html", "pkg/B.html", "pkg/gone.html")]
+    summary = demo.run(root, state, concurrency=8)
+    assert (summary.reachable, summary.covered, summary.coverage) == (len(reachable), len(reachable), 1.0)
+    assert summary.crawl.fetched == len(reachable) + 1  # and the dangling link's 404
+    assert summary.crawl.dupes_avoided > 0 and summary.crawl.store_bytes > 0
+    records = fetched_records(state)
+    assert {url.removeprefix(summary.base_url) for url, r in records.items() if r.status_code == 200} == reachable
+    lines = list(demo.report(summary, state))
+    assert any(line.startswith("coverage:") and "100.00%" in line for line in lines)
 
 
 def test_each_run_starts_fresh_but_never_deletes_a_foreign_folder(docs, tmp_path):
+    root, reachable = docs
     state = tmp_path / "state"
-    demo.run(docs, state)
-    (docs / "pkg" / "B.html").unlink()
-    assert demo.run(docs, state).pages == 2
+    demo.run(root, state, concurrency=8)
+    (root / "orphan0.html").write_text("<a href='index.html'>x</a>")
+    assert demo.run(root, state, concurrency=8).crawl.fetched == len(reachable) + 1  # not resumed: refetched
 
     foreign = tmp_path / "precious"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("keep me")
     with pytest.raises(BadInput, match="not a demo state folder"):
-        demo.run(docs, foreign)
+        demo.run(root, foreign)
     assert (foreign / "notes.txt").read_text() == "keep me"
 
 

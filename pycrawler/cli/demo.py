@@ -1,26 +1,31 @@
-"""``pycrawler demo``: the main job on its embedded default (for now, the store-layer demo)."""
+"""``pycrawler demo``: the main job on its embedded default: crawl the JDK API docs on loopback into JE."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from .. import demo
+from .crawl import CRAWL_JVM
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="store the JDK API documentation's link graph in JE and summarize it",
+    p = sub.add_parser("demo", help="serve the JDK API documentation on loopback, crawl it into JE, summarize",
                        description=demo.__doc__.splitlines()[0])
     p.add_argument("--docs", type=Path, default=demo.DOCS_ROOT, metavar="DIR",
-                   help=f"the JDK API documentation to read (default: {demo.DOCS_ROOT})")
+                   help=f"the documentation to serve and crawl (default: {demo.DOCS_ROOT})")
     p.add_argument("--state", type=Path, default=demo.DEFAULT_STATE, metavar="DIR",
-                   help=f"the demo's JE environment, rebuilt on each run (default: ./{demo.DEFAULT_STATE})")
+                   help=f"the crawl's state folder, rebuilt on each run (default: ./{demo.DEFAULT_STATE})")
+    p.add_argument("--concurrency", type=int, default=32, metavar="N", help="fetches in flight (default 32)")
     p.set_defaults(run=run_demo)
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    print(f"reading {args.docs} into {args.state} ...", flush=True)
-    summary = demo.run(args.docs, args.state)
+    for name, value in CRAWL_JVM.items():
+        os.environ.setdefault(name, value)
+    print(f"crawling {args.docs} served on 127.0.0.1 into {args.state} ...", flush=True)
+    summary = demo.run(args.docs, args.state, concurrency=args.concurrency)
     for line in demo.report(summary, args.state):
         print(line)
     return 0

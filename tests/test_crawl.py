@@ -1,0 +1,158 @@
+"""``pycrawler crawl`` on a generated site served by the test: the crawl's contract.
+
+Every reachable page is fetched exactly once (counted by the server), its CrawlUrl record
+holds status, title, charset, layer and references, crawl.log has a line per attempt, WARC
+files read back; scope, max depth and max pages bound the crawl; robots.txt is obeyed; a
+crawl stopped with SIGINT resumes from its state folder without fetching anything twice.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+
+import pytest
+from crawl_sites import ROOT, CountingServer, crawl_command, fetched_records, page, run_crawl, write_site
+from warcio.archiveiterator import ArchiveIterator
+
+FAST = ("--delay", "0", "--queue-policy", "bkdr", "--concurrency", "8")
+
+
+def crawl_site(root, state, *options, seed="index.html"):
+    """Crawl ``root`` served by a counting server: (base URL, finished process, GETs per path)."""
+    server = CountingServer(root)
+    with server as base:
+        done = run_crawl(base + seed, state, *options)
+    assert done.returncode == 0, done.stderr
+    return base, done, server.page_counts()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    root = tmp_path_factory.mktemp("site")
+    return root, write_site(root, 300)
+
+
+@pytest.fixture(scope="module")
+def full_crawl(site, tmp_path_factory):
+    """One whole crawl of the site with WARC output, shared by the tests that read its results."""
+    root, _ = site
+    work = tmp_path_factory.mktemp("crawl")
+    base, done, counts = crawl_site(root, work / "state", *FAST, "--warc", str(work / "warc"))
+    return base, done, work, counts
+
+
+def test_every_reachable_page_is_fetched_exactly_once(site, full_crawl):
+    _, reachable = site
+    base, done, work, counts = full_crawl
+    assert {path for path in counts if path.endswith(".html")} == reachable | {"d0/missing.html"}
+    assert set(counts.values()) == {1}
+    assert f"{len(reachable) + 1} answered" in done.stdout.replace(",", "") and "0 URLs pending" in done.stdout
+
+
+def test_records_hold_status_title_charset_layer_and_references(full_crawl):
+    base, _, work, _ = full_crawl
+    records = fetched_records(work / "state")
+    seed = records[base + "index.html"]
+    assert (seed.status_code, seed.title, seed.char_set, seed.layer, seed.type) == (
+        200, "Page index.html", "utf-8", 0, "text/html")
+    assert seed.url_references == [base + f"d{i}/p{i}.html" for i in range(5)]
+    assert seed.file_size > 0 and seed.last_update_time > 0
+    first = records[base + "d1/p1.html"]
+    assert first.layer == 1 and first.abstract_text == f"L {base}index.html"  # hop path and via
+    assert base + "index.html" in first.url_references and base + "d0/missing.html" in first.url_references
+    missing = records[base + "d0/missing.html"]
+    assert missing.status_code == 404 and missing.title is None
+    assert all(r.layer >= 1 for url, r in records.items() if url != base + "index.html")
+
+
+def test_crawl_log_has_one_heritrix_line_per_attempt(full_crawl):
+    base, _, work, counts = full_crawl
+    lines = (work / "state" / "crawl.log").read_text().splitlines()
+    assert len(lines) == sum(counts.values())
+    fields = [line.split() for line in lines]
+    assert all(len(f) == 12 for f in fields)
+    seed_line = next(f for f in fields if f[3] == base + "index.html")
+    assert (seed_line[1], seed_line[4], seed_line[5], seed_line[6]) == ("200", "-", "-", "text/html")
+    assert seed_line[9].startswith("sha1:")
+    assert any(f[1] == "404" and f[3].endswith("d0/missing.html") for f in fields)
+
+
+def test_warc_files_read_back_with_a_response_per_answered_fetch(full_crawl):
+    _, _, work, counts = full_crawl
+    files = sorted((work / "warc").glob("*.warc.gz"))
+    assert files, "no finished WARC file"
+    kinds, responses = [], set()
+    for path in files:
+        with open(path, "rb") as stream:
+            for record in ArchiveIterator(stream, check_digests="raise"):
+                kinds.append(record.rec_type)
+                if record.rec_type == "response":
+                    responses.add(record.rec_headers.get_header("WARC-Target-URI"))
+    assert kinds.count("response") == kinds.count("request") == kinds.count("metadata") == sum(counts.values())
+    assert len(responses) == sum(counts.values())
+
+
+def test_max_depth_and_max_pages_bound_the_crawl(site, tmp_path):
+    root, _ = site
+    _, _, counts = crawl_site(root, tmp_path / "depth", *FAST, "--max-depth", "1")
+    assert set(counts) == {"index.html", *(f"d{i}/p{i}.html" for i in range(5))}
+    _, done, counts = crawl_site(root, tmp_path / "pages", *FAST, "--max-pages", "20")
+    assert sum(counts.values()) == 20 and len(fetched_records(tmp_path / "pages")) == 20
+
+
+def test_scope_keeps_the_crawl_on_the_seed_host_unless_widened(tmp_path):
+    root = tmp_path / "site"
+    root.mkdir()
+    server = CountingServer(root)
+    with server as base:
+        other = base.replace("127.0.0.1", "localhost")  # the same server under another host name
+        (root / "index.html").write_text(page("index", ["a.html", other + "b.html", "mailto:x@example.org",
+                                                         "javascript:void(0)", "data:text/html,x"]))
+        for name in ("a.html", "b.html"):
+            (root / name).write_text(page(name, []))
+        assert run_crawl(base + "index.html", tmp_path / "hosts", *FAST).returncode == 0
+        assert server.page_counts() == {"index.html": 1, "a.html": 1}
+        assert run_crawl(base + "index.html", tmp_path / "any", *FAST, "--scope", "any").returncode == 0
+    assert server.page_counts() == {"index.html": 2, "a.html": 2, "b.html": 1}
+
+
+def test_robots_txt_is_obeyed_and_precluded_urls_are_recorded(site, tmp_path):
+    root, reachable = site
+    (root / "robots.txt").write_text("User-agent: *\nDisallow: /d1/\n")
+    try:
+        base, _, counts = crawl_site(root, tmp_path / "robots", *FAST)
+    finally:
+        (root / "robots.txt").unlink()
+    assert counts and not any(path.startswith("d1/") for path in counts)
+    records = fetched_records(tmp_path / "robots")
+    precluded = [url for url, r in records.items() if r.status_code == -9998]
+    assert precluded and all(url.startswith(base + "d1/") for url in precluded)
+    log = (tmp_path / "robots" / "crawl.log").read_text()
+    assert f"-9998          - {base}d1/" in log
+
+
+def test_sigint_stops_gracefully_and_the_same_command_resumes(site, tmp_path):
+    root, reachable = site
+    state = tmp_path / "state"
+    server = CountingServer(root)
+    with server as base:
+        # One queue, 20 ms between fetches: long enough to be interrupted part way.
+        command = crawl_command(base + "index.html", state, "--delay", "0.02")
+        crawl = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while sum(server.page_counts().values()) < 30 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        crawl.send_signal(signal.SIGINT)
+        out, err = crawl.communicate(timeout=30)
+        assert crawl.returncode == 130, err
+        assert "(interrupted)" in out
+        first = sum(server.page_counts().values())
+        assert 30 <= first < len(reachable)
+        done = run_crawl(base + "index.html", state, "--delay", "0")
+        assert done.returncode == 0, done.stderr
+    counts = server.page_counts()
+    assert {path for path in counts if path.endswith(".html")} == reachable | {"d0/missing.html"}
+    assert set(counts.values()) == {1}, {p: n for p, n in counts.items() if n != 1}
+    assert len(fetched_records(state)) == len(reachable) + 1

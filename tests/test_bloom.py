@@ -6,11 +6,12 @@ import struct
 
 import numpy as np
 import pytest
+import xxhash
 
 from pycrawler.errors import BadInput
 from pycrawler.keys import fingerprint64, fingerprints64
 from pycrawler.seen import BloomFilter, optimal_parameters, per_key
-from pycrawler.seen.bloom import HEADER_SIZE
+from pycrawler.seen.bloom import BLOCKED, CLASSIC, HEADER_SIZE, blocked_false_positive_rate, blocked_parameters
 
 
 def random_keys(n, seed):
@@ -27,18 +28,31 @@ def test_optimal_parameters_follow_the_textbook_formulas():
         optimal_parameters(10, 1.5)
 
 
-def test_measured_false_positive_rate_at_capacity_is_within_1_2x_of_target():
+def test_blocked_sizing_meets_the_target_rate_with_a_few_more_bits_than_classic():
+    for capacity, target in ((1_000_000, 0.01), (10_000, 0.001), (1, 0.5)):
+        m, k = blocked_parameters(capacity, target)
+        assert m % 512 == 0 and m >= optimal_parameters(capacity, target)[0]
+        assert blocked_false_positive_rate(capacity, m // 512, k) <= target
+        assert m == 512 or blocked_false_positive_rate(capacity, m // 512 - 1, k) > target
+    m, k = blocked_parameters(1_000_000, 0.01)
+    assert m < 1.15 * optimal_parameters(1_000_000, 0.01)[0] and k in (6, 7, 8)
+
+
+@pytest.mark.parametrize("version", [BLOCKED, CLASSIC])
+def test_measured_false_positive_rate_at_capacity_is_within_1_2x_of_target(version):
     capacity, target = 200_000, 0.01
-    f = BloomFilter(capacity, target)
+    f = BloomFilter(capacity, target, version=version)
     f.add_many(random_keys(capacity, 1))
     probes = 400_000
     rate = f.contains_many(random_keys(probes, 2)).mean()
     assert rate <= 1.2 * target
-    assert abs(f.false_positive_rate() - target) < 0.2 * target
+    if version == CLASSIC:  # fill ** k holds for probes spread over the whole array only
+        assert abs(f.false_positive_rate() - target) < 0.2 * target
 
 
-def test_sequential_keys_hash_as_well_as_random_ones():
-    f = BloomFilter(100_000, 0.01)
+@pytest.mark.parametrize("version", [BLOCKED, CLASSIC])
+def test_sequential_keys_hash_as_well_as_random_ones(version):
+    f = BloomFilter(100_000, 0.01, version=version)
     f.add_many(np.arange(100_000, dtype=np.uint64))
     assert f.contains_many(np.arange(100_000, 300_000, dtype=np.uint64)).mean() <= 0.012
 
@@ -67,14 +81,20 @@ def test_per_key_adapts_a_one_result_callback():
     seen = []
     f.set_receiver(per_key(lambda key, aux, unique: seen.append((key, aux, unique))))
     f.add_urls(["http://a/", "http://a/"])
-    assert seen == [(fingerprint64("http://a/"), "http://a/", True), (fingerprint64("http://a/"), "http://a/", False)]
+    key = int(f.url_keys(["http://a/"])[0])
+    assert seen == [(key, "http://a/", True), (key, "http://a/", False)]
 
 
-def test_url_forms_key_urls_by_fingerprint():
-    f = BloomFilter(1000, 0.001)
-    assert f.add_many_urls(["http://a/", "http://b/", "http://a/"]).tolist() == [True, True, False]
-    assert f.contains_many(fingerprints64(["http://b/"])).tolist() == [True]
-    assert f.contains_urls(["http://a/", "http://c/"]).tolist() == [True, False]
+def test_url_forms_key_urls_by_xxh64_in_format_2_and_by_md5_fingerprint_in_format_1():
+    blocked, classic = BloomFilter(1000, 0.001), BloomFilter(1000, 0.001, version=CLASSIC)
+    urls = ["http://a/", "http://\u00e9.example/\ud800", "http://a/"]
+    for f in (blocked, classic):
+        assert f.add_many_urls(urls).tolist() == [True, True, False]
+        assert f.contains_many(f.url_keys(urls[1:2])).tolist() == [True]
+        assert f.contains_urls(["http://a/", "http://c/"]).tolist() == [True, False]
+    assert blocked.url_keys(urls).tolist() == [xxhash.xxh64_intdigest(u.encode("utf-8", "surrogatepass"))
+                                               for u in urls]
+    assert classic.url_keys(urls).tolist() == fingerprints64(urls).tolist()
 
 
 MASK64 = 2**64 - 1
@@ -93,15 +113,57 @@ def reference_bits(key, m, k):
     return {(((h1 + i * h2) & MASK64) >> 32) * m >> 32 for i in range(k)}
 
 
-def test_hashing_is_the_documented_stable_format(tmp_path):
+def reference_blocked_bits(key, m, k):
+    """Format 2's probes in plain Python: one 512-bit block, 9 bits of h2 per probe."""
+    h1 = mix((key + 0x9E3779B97F4A7C15) & MASK64)
+    block = (h1 >> 32) * (m // 512) >> 32
+    w, bits = mix(h1), set()
+    for i in range(k):
+        if i and i % 7 == 0:
+            w = mix(w)
+        bits.add(block * 512 + (w & 511))
+        w >>= 9
+    return bits
+
+
+def mix(x):
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK64
+    return x ^ (x >> 31)
+
+
+@pytest.mark.parametrize("version, reference", [(CLASSIC, reference_bits), (BLOCKED, reference_blocked_bits)])
+def test_hashing_is_the_documented_stable_format(tmp_path, version, reference):
     """The bits a key sets are fixed by the file format, the same in every process."""
-    f = BloomFilter.create(tmp_path / "f", capacity=64, fpr=0.01)
+    f = BloomFilter.create(tmp_path / "f", capacity=300, fpr=0.0001, version=version)
+    assert version == BLOCKED or f.k > 7  # format 2's remix after 7 probes is exercised below
     keys = [0, 1, 2**63, 2**64 - 1, fingerprint64("http://example.com/")]
     f.add_many(keys)
     f.close()
-    bits = np.unpackbits(np.fromfile(tmp_path / "f", dtype=np.uint8)[HEADER_SIZE:], bitorder="little")
-    assert set(np.flatnonzero(bits).tolist()) == set().union(*(reference_bits(key, f.m, f.k) for key in keys))
+    head = np.fromfile(tmp_path / "f", dtype=np.uint8)
+    assert struct.unpack_from("<I", head, 8)[0] == version
+    bits = np.unpackbits(head[HEADER_SIZE:], bitorder="little")
+    assert set(np.flatnonzero(bits).tolist()) == set().union(*(reference(key, f.m, f.k) for key in keys))
     assert reference_bits(0, 128, 1) == {113}   # pinned: a change here is a format change
+    assert reference_blocked_bits(0, 1024, 2) == {618, 703}
+
+
+def test_blocked_filters_with_more_than_seven_probes_remix():
+    f = BloomFilter(300, 0.0001)
+    assert f.k > 7
+    f.add_many([12345])
+    assert set(np.flatnonzero(np.unpackbits(f._bits, bitorder="little")).tolist()) == \
+        reference_blocked_bits(12345, f.m, f.k)
+
+
+def test_format_1_files_still_open_and_keep_their_layout(tmp_path):
+    path = tmp_path / "old.bloom"
+    f = BloomFilter.create(path, 10_000, version=CLASSIC)
+    f.add_many_urls(["http://a/"])
+    f.close()
+    g = BloomFilter.open(path)
+    assert g.version == CLASSIC and g.contains_many(fingerprints64(["http://a/"])).tolist() == [True]
+    g.close()
 
 
 def test_file_round_trip_keeps_bits_count_and_parameters(tmp_path):

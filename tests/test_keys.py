@@ -62,3 +62,15 @@ def test_none_empty_and_non_str_urls_are_bad_input(bad):
     for keys_of in (md5_keys, fingerprints64):
         with pytest.raises(BadInput):
             keys_of(["http://ok/", bad])
+
+
+def test_xxh64_urls_equal_the_reference_xxhash_for_every_length_and_encoding():
+    import xxhash
+
+    from pycrawler.keys.xxh64 import xxh64_urls
+
+    urls = ["x" * n for n in range(1, 100)] + ["http://\u00e9.example/\ud800/\U0001f600?q=1"]
+    assert xxh64_urls(urls).tolist() == [xxhash.xxh64_intdigest(u.encode("utf-8", "surrogatepass")) for u in urls]
+    assert xxh64_urls(["abc"]).tolist() == [0x44BC2CF5AD770999]   # the published XXH64("abc", seed 0)
+    with pytest.raises(BadInput):
+        xxh64_urls(["http://a/", ""])

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from ..errors import BadInput
-from ..records.crawl_url import CrawlUrl, decode_many, encode_many
+from ..records.crawl_url import CrawlUrl, decode_packed, encode_many
 from ..store import Environment
 from ..store.java_errors import je_errors
 from ..store.mapping import SortedMap
@@ -122,8 +122,13 @@ class JeFrontier(TodoFrontier):
     def _entries(self, records: list[CrawlUrl]) -> tuple[tuple, tuple]:
         """Packed keys, in ascending order, and values for ``records``; runs under the lock."""
 
-    def _records(self, values: tuple[bytes, ...]) -> list[CrawlUrl]:
-        return decode_many(values)
+    @abc.abstractmethod
+    def _records(self, values: list[bytes]) -> list[CrawlUrl]:
+        """The records stored as ``values``."""
+
+    def _records_packed(self, data, offsets) -> list[CrawlUrl]:
+        """The records of a packed page of values (as the bridge returns them)."""
+        return self._records(unpack(data, offsets))
 
     def _stored(self, count: int) -> None:
         """Called under the lock once ``count`` records are committed."""
@@ -161,7 +166,7 @@ class JeFrontier(TodoFrontier):
                     page = take_first(self.db.java, txn.java, start, n)
                 # Decoded inside the transaction: a damaged record raises, and the abort puts
                 # the whole batch back.
-                records = self._records(unpack(page[1].data, page[1].offsets))
+                records = self._records_packed(page[1].data, page[1].offsets)
             if records:  # only the last key is needed: where the next pop starts
                 offsets = page[0].offsets
                 self._resume_from = bytes(page[0].data[offsets[len(records) - 1]:offsets[len(records)]]) + b"\x00"
@@ -222,6 +227,12 @@ class JeTodoFrontier(JeFrontier):
         for record in records:
             require_url(record)
         return _sequence_keys(self._next_sequence, len(records)), pack(encode_many(records))
+
+    def _records(self, values: list[bytes]) -> list[CrawlUrl]:
+        return self._records_packed(*pack(values))
+
+    def _records_packed(self, data, offsets) -> list[CrawlUrl]:
+        return decode_packed(data, offsets)  # straight from the page: no bytes object per record
 
     def _stored(self, count: int) -> None:
         if self._next_sequence is not None:

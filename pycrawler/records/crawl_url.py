@@ -41,6 +41,9 @@ import dataclasses
 import struct
 from collections.abc import Iterable, Sequence
 
+import numba
+import numpy as np
+
 from ..store.bindings import Binding, register_binding
 from ..store.tuple import NULL_STRING, TupleFormatError, java_utf, java_utf_decode
 
@@ -93,7 +96,12 @@ _NO_REFERENCES = _INT.pack(-1 + _BIAS)
 # -- encoding -------------------------------------------------------------------------------------
 
 def _string(value: str | None) -> bytes:
-    return NULL_STRING if value is None else java_utf(value) + b"\x00"
+    if value is None:
+        return NULL_STRING
+    # JE's UTF of an ASCII string without U+0000 is its ASCII bytes (str.isascii is O(1)).
+    if value.isascii() and "\0" not in value:
+        return value.encode() + b"\0"
+    return java_utf(value) + b"\0"
 
 
 def _timestamp(nanos: int | None) -> bytes:
@@ -116,25 +124,39 @@ def _references(refs: Sequence[str | None] | None) -> bytes:
     return _INT.pack(len(refs) + _BIAS) + b"".join(map(_string, refs))
 
 
+def _parts(c: CrawlUrl) -> tuple:
+    """The stored form of ``c`` in pieces, for one join (the hot path of every put: the
+    common absent values are constants, so most fields cost one comparison)."""
+    string = _string
+    return (
+        _HEADER, string(c.ori_url), string(c.url),
+        _INT3.pack(c.url_no + _BIAS, c.status_code + _BIAS, c.hit_num + _BIAS),
+        string(c.char_set), string(c.abstract_text), string(c.author),
+        _INT.pack(c.weight + _BIAS), string(c.description), _INT.pack(c.file_size + _BIAS),
+        _ABSENT if c.last_update_time is None else _timestamp(c.last_update_time),
+        _ABSENT if c.time_to_live is None else _date(c.time_to_live),
+        string(c.title), string(c.type),
+        _NO_REFERENCES if c.url_references is None else _references(c.url_references),
+        _INT.pack(c.layer + _BIAS),
+    )
+
+
 def encode(record: CrawlUrl) -> bytes:
     """``record`` as ``CrawlUrlBinding.objectToEntry`` writes it."""
-    c = record
     try:
-        return b"".join((
-            _HEADER, _string(c.ori_url), _string(c.url),
-            _INT3.pack(c.url_no + _BIAS, c.status_code + _BIAS, c.hit_num + _BIAS),
-            _string(c.char_set), _string(c.abstract_text), _string(c.author),
-            _INT.pack(c.weight + _BIAS), _string(c.description), _INT.pack(c.file_size + _BIAS),
-            _timestamp(c.last_update_time), _date(c.time_to_live), _string(c.title), _string(c.type),
-            _references(c.url_references), _INT.pack(c.layer + _BIAS),
-        ))
+        return b"".join(_parts(record))
     except (struct.error, TypeError, AttributeError, OverflowError):
         raise _invalid(record) from None
 
 
 def encode_many(records: Iterable[CrawlUrl]) -> list[bytes]:
     """:func:`encode` for a batch."""
-    return [encode(record) for record in records]
+    records = records if isinstance(records, Sequence) else list(records)
+    join = b"".join
+    try:
+        return [join(_parts(record)) for record in records]
+    except (struct.error, TypeError, AttributeError, OverflowError):
+        return [encode(record) for record in records]  # raises, naming the field at fault
 
 
 def _invalid(record) -> TupleFormatError:
@@ -165,76 +187,224 @@ def _invalid(record) -> TupleFormatError:
 
 
 # -- decoding -------------------------------------------------------------------------------------
+#
+# A batch is decoded in two passes. A compiled scan (numba, no Python objects) walks every
+# record of the packed batch once and writes where each string lies, the ints, times and
+# reference counts into arrays; Python then only makes the objects: one slice of the batch
+# (decoded as Latin-1 once, so a slice of ASCII bytes is already the right str) per string
+# field, and one CrawlUrl per record. Non-ASCII strings and the rare url_references lists take
+# the exact JE UTF path. A record the scan flags is reported with the scan's error code.
+
+_TEXT_FIELDS = 8      # ori_url, url, char_set, abstract_text, author, description, title, type
+_INT_COLUMNS = 6      # url_no, status_code, hit_num, weight, file_size, layer
+_OK, _BAD_VERSION, _TRUNCATED, _TRAILING = 0, 1, 2, 3
+
+
+@numba.njit(cache=True, inline="always")
+def _int32_at(data, pos):
+    return ((np.int64(data[pos]) << 24) | (np.int64(data[pos + 1]) << 16) | (np.int64(data[pos + 2]) << 8)
+            | np.int64(data[pos + 3])) - np.int64(_BIAS)
+
+
+@numba.njit(cache=True, inline="always")
+def _int64_at(data, pos):
+    value = np.int64(0)
+    for j in range(8):
+        value = (value << 8) | np.int64(data[pos + j])
+    return value ^ np.int64(-_LONG_BIAS)  # flip the sign bit back
+
+
+@numba.njit(cache=True, inline="always")
+def _skip_string(data, pos, end, starts, ends, r, f):
+    """Past the string at ``pos``; records its bounds in column f (start -1: null). -1 if cut."""
+    if pos + 1 < end and data[pos] == 0xFF and data[pos + 1] == 0:
+        if f >= 0:
+            starts[r, f] = -1
+        return pos + 2
+    stop = pos
+    while stop < end and data[stop] != 0:
+        stop += 1
+    if stop >= end:
+        return -1
+    if f >= 0:
+        starts[r, f] = pos
+        ends[r, f] = stop
+    return stop + 1
+
+
+@numba.njit(cache=True)
+def _scan(data, offsets, starts, ends, ints, times, refs, status):
+    """Field positions and fixed values of every record of a packed batch (see above).
+    times[r] = (timestamp present, its ms, its nanos, date present, its ms);
+    refs[r] = (reference count or -1, where the references start)."""
+    for r in range(offsets.shape[0] - 1):
+        pos, end = offsets[r], offsets[r + 1]
+        status[r, 1] = pos
+        if pos >= end or data[pos] != 1:
+            status[r, 0] = _BAD_VERSION
+            continue
+        pos += 1
+        status[r, 0] = _TRUNCATED
+        f = 0
+        # the text fields, with the ints between them: 2 strings, 3 ints, 3 strings, int, string, int
+        for step in range(2):
+            pos = _skip_string(data, pos, end, starts, ends, r, f)
+            f += 1
+            if pos < 0:
+                break
+        if pos < 0 or pos + 12 > end:
+            continue
+        for j in range(3):
+            ints[r, j] = _int32_at(data, pos + 4 * j)
+        pos += 12
+        for step in range(3):
+            pos = _skip_string(data, pos, end, starts, ends, r, f)
+            f += 1
+            if pos < 0:
+                break
+        if pos < 0 or pos + 4 > end:
+            continue
+        ints[r, 3] = _int32_at(data, pos)
+        pos = _skip_string(data, pos + 4, end, starts, ends, r, f)
+        f += 1
+        if pos < 0 or pos + 5 > end:
+            continue
+        ints[r, 4] = _int32_at(data, pos)
+        pos += 4
+        times[r, 0] = data[pos]
+        if data[pos]:
+            if pos + 13 > end:
+                continue
+            times[r, 1] = _int64_at(data, pos + 1)
+            times[r, 2] = _int32_at(data, pos + 9)
+            pos += 13
+        else:
+            pos += 1
+        if pos >= end:
+            continue
+        times[r, 3] = data[pos]
+        if data[pos]:
+            if pos + 9 > end:
+                continue
+            times[r, 4] = _int64_at(data, pos + 1)
+            pos += 9
+        else:
+            pos += 1
+        for step in range(2):
+            pos = _skip_string(data, pos, end, starts, ends, r, f)
+            f += 1
+            if pos < 0:
+                break
+        if pos < 0 or pos + 4 > end:
+            continue
+        count = _int32_at(data, pos)
+        pos += 4
+        refs[r, 0], refs[r, 1] = count, pos
+        for _ in range(count):
+            pos = _skip_string(data, pos, end, starts, ends, r, -1)
+            if pos < 0:
+                break
+        if pos < 0 or pos + 4 > end:
+            continue
+        ints[r, 5] = _int32_at(data, pos)
+        pos += 4
+        status[r, 0] = _OK if pos == end else _TRAILING
+        status[r, 1] = pos
+
 
 def _read_string(data: bytes, pos: int) -> tuple[str | None, int]:
+    """The string field at ``pos`` of a record and where the next field starts."""
     if data[pos] == 0xFF and data[pos + 1] == 0:
         return None, pos + 2
     end = data.index(0, pos)
-    raw = data[pos:end]
-    return (raw.decode("ascii") if raw.isascii() else java_utf_decode(raw)), end + 1
+    return java_utf_decode(data[pos:end]), end + 1
 
 
-def decode(data: bytes) -> CrawlUrl:
-    """The CrawlUrl that ``CrawlUrlBinding.entryToObject`` would read from ``data``.
+def _scan_error(data: bytes, start: int, end: int, code: int, pos: int) -> TupleFormatError:
+    if code == _BAD_VERSION:
+        version = data[start] if end > start else "missing"
+        return TupleFormatError(f"CrawlUrl record has format version {version}; "
+                                f"this build reads versions 1 to {FORMAT_VERSION}")
+    if code == _TRAILING:
+        return TupleFormatError(f"CrawlUrl record has {end - pos} bytes after its last field")
+    return TupleFormatError(f"CrawlUrl record of {end - start} bytes is damaged: a field is truncated "
+                            "or a string has no terminating zero")
+
+
+def _texts(text: str, data: bytes, starts: list, ends: list) -> list:
+    """One column of strings: Latin-1 slices are right for ASCII; others take JE's UTF."""
+    return [None if a < 0 else s if (s := text[a:b]).isascii() else java_utf_decode(data[a:b])
+            for a, b in zip(starts, ends)]
+
+
+def _read_references(data: bytes, start: int, count: int) -> list[str | None]:
+    refs, pos = [], start
+    for _ in range(count):
+        ref, pos = _read_string(data, pos)
+        refs.append(ref)
+    return refs
+
+
+def _timestamp_nanos(millis: int, nanos: int) -> int:
+    if not 0 <= nanos < _NANOS_PER_SECOND:  # Timestamp.setNanos refuses it too
+        raise TupleFormatError(f"CrawlUrl record is damaged: Timestamp nanos {nanos} out of range")
+    return (millis // 1000) * _NANOS_PER_SECOND + nanos
+
+
+def decode_packed(data, offsets) -> list[CrawlUrl]:
+    """The CrawlUrls that ``CrawlUrlBinding.entryToObject`` would read from each record of a
+    packed batch (``data`` + n+1 ``offsets``, as :mod:`pycrawler.store.packing` and the Java
+    bridge hand them over), read in place.
 
     Raises :class:`~pycrawler.store.tuple.TupleFormatError` (a BadInput) for an unknown
     version or damaged bytes: stored records may come from anyone.
     """
-    if not data or data[0] != FORMAT_VERSION:
-        version = data[0] if data else "missing"
-        raise TupleFormatError(f"CrawlUrl record has format version {version}; "
-                               f"this build reads versions 1 to {FORMAT_VERSION}")
-    read_string, unpack_int = _read_string, _INT.unpack_from
+    data = bytes(data)
+    bounds = np.asarray(offsets, dtype=np.int64)
+    n = len(bounds) - 1
+    if n <= 0:
+        return []
+    starts = np.full((n, _TEXT_FIELDS), -1, dtype=np.int64)
+    ends = np.zeros((n, _TEXT_FIELDS), dtype=np.int64)
+    ints = np.zeros((n, _INT_COLUMNS), dtype=np.int64)
+    times = np.zeros((n, 5), dtype=np.int64)
+    refs = np.full((n, 2), -1, dtype=np.int64)
+    status = np.zeros((n, 2), dtype=np.int64)
+    _scan(np.frombuffer(data, dtype=np.uint8), bounds, starts, ends, ints, times, refs, status)
+    bad = np.flatnonzero(status[:, 0])
+    if len(bad):
+        r = int(bad[0])
+        raise _scan_error(data, int(bounds[r]), int(bounds[r + 1]), int(status[r, 0]), int(status[r, 1]))
+    text = data.decode("latin-1")
+    starts, ends = starts.T.tolist(), ends.T.tolist()
+    ori_url, url, char_set, abstract_text, author, description, title, type_ = (
+        _texts(text, data, starts[f], ends[f]) if max(starts[f]) >= 0 else [None] * n for f in range(_TEXT_FIELDS))
+    url_no, status_code, hit_num, weight, file_size, layer = ints.T.tolist()
+    has_stamp, stamp_ms, stamp_nanos, has_date, date_ms = times.T.tolist()
+    last_update_time = ([_timestamp_nanos(ms, ns) if h else None for h, ms, ns in zip(has_stamp, stamp_ms, stamp_nanos)]
+                        if any(has_stamp) else [None] * n)
+    time_to_live = [ms if h else None for h, ms in zip(has_date, date_ms)] if any(has_date) else [None] * n
+    counts, ref_starts = refs.T.tolist()
     try:
-        ori_url, pos = read_string(data, 1)
-        url, pos = read_string(data, pos)
-        url_no, status_code, hit_num = _INT3.unpack_from(data, pos)
-        char_set, pos = read_string(data, pos + 12)
-        abstract_text, pos = read_string(data, pos)
-        author, pos = read_string(data, pos)
-        weight, = unpack_int(data, pos)
-        description, pos = read_string(data, pos + 4)
-        file_size, = unpack_int(data, pos)
-        pos += 4
-        if data[pos]:
-            _, millis, nanos = _TIMESTAMP.unpack_from(data, pos)
-            nanos -= _BIAS
-            if not 0 <= nanos < _NANOS_PER_SECOND:  # Timestamp.setNanos refuses it too
-                raise ValueError(f"Timestamp nanos {nanos} out of range")
-            last_update_time = ((millis - _LONG_BIAS) // 1000) * _NANOS_PER_SECOND + nanos
-            pos += _TIMESTAMP.size
-        else:
-            last_update_time, pos = None, pos + 1
-        if data[pos]:
-            time_to_live = _DATE.unpack_from(data, pos)[1] - _LONG_BIAS
-            pos += _DATE.size
-        else:
-            time_to_live, pos = None, pos + 1
-        title, pos = read_string(data, pos)
-        type_, pos = read_string(data, pos)
-        count = unpack_int(data, pos)[0] - _BIAS
-        pos += 4
-        if count < 0:
-            url_references = None
-        else:
-            url_references = []
-            for _ in range(count):
-                ref, pos = read_string(data, pos)
-                url_references.append(ref)
-        layer, = unpack_int(data, pos)
-        pos += 4
-    except (IndexError, ValueError, struct.error) as exc:
-        raise TupleFormatError(f"CrawlUrl record of {len(data)} bytes is damaged: {exc}") from None
-    if pos != len(data):
-        raise TupleFormatError(f"CrawlUrl record has {len(data) - pos} bytes after its last field")
-    return CrawlUrl(ori_url, url, url_no - _BIAS, status_code - _BIAS, hit_num - _BIAS, char_set,
-                    abstract_text, author, weight - _BIAS, description, file_size - _BIAS,
-                    last_update_time, time_to_live, title, type_, url_references, layer - _BIAS)
+        url_references = [None if c < 0 else _read_references(data, p, c) for c, p in zip(counts, ref_starts)]
+    except (IndexError, ValueError) as exc:
+        raise TupleFormatError(f"CrawlUrl record is damaged: {exc}") from None
+    return list(map(CrawlUrl, ori_url, url, url_no, status_code, hit_num, char_set, abstract_text, author,
+                    weight, description, file_size, last_update_time, time_to_live, title, type_,
+                    url_references, layer))
 
 
-def decode_many(values: Iterable[bytes]) -> list[CrawlUrl]:
-    """:func:`decode` for a batch."""
-    return [decode(value) for value in values]
+def decode(data: bytes) -> CrawlUrl:
+    """The CrawlUrl that ``CrawlUrlBinding.entryToObject`` would read from ``data`` (see
+    :func:`decode_packed` for the errors)."""
+    return decode_packed(data, (0, len(data)))[0]
+
+
+def decode_many(values: Sequence[bytes]) -> list[CrawlUrl]:
+    """:func:`decode` for a batch of records."""
+    values = values if isinstance(values, list) else list(values)
+    lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    return decode_packed(b"".join(values), np.concatenate(([0], np.cumsum(lengths))))
 
 
 def to_dict(record: CrawlUrl) -> dict:

@@ -1,16 +1,40 @@
 """A sized Bloom filter Visited table, persisted in a memory-mapped file.
 
-Sizing: for ``capacity`` n keys and a target false-positive rate p the optimal filter has
-``m = -n ln p / (ln 2)^2`` bits (rounded up to whole 64-bit words) and ``k = (m / n) ln 2``
-hash functions (rounded, at least 1): 9.6 bits and 7 probes per key at p = 1%.
+Two layouts, told apart by the file's format version:
+
+**Blocked (format 2, every new filter).** The bit array is cut into 512-bit blocks, one
+64-byte cache line each; a key picks one block and sets its k bits inside it, so a check or
+an add costs one cache miss however large the filter (the classic layout pays up to k). The
+price is a slightly higher false-positive rate for the same bits, because blocks fill
+unevenly; sizing makes up for it: the number of blocks is the smallest for which the blocked
+filter's exact expected rate (keys per block Poisson-distributed, see
+:func:`blocked_false_positive_rate`) is at most the target, with k the best for that size
+(about 6% more bits than a classic filter at p = 1%).
+
+**Classic (format 1, still read and written in place).** ``m = -n ln p / (ln 2)^2`` bits
+(rounded up to whole 64-bit words) and ``k = (m / n) ln 2`` probes anywhere in the array:
+9.6 bits and 7 probes per key at p = 1%.
 
 Hashing is stable across processes, machines and versions (Python's ``hash()`` is not, which
-is why rbloom and friends cannot persist): a 64-bit key (a URL's MD5 fingerprint, see
-:mod:`pycrawler.keys.fingerprint`, or any integer) is mixed with the splitmix64 finaliser into
-h1, h1 again into h2 (forced odd), and probe i is bit ``reduce(h1 + i * h2)``, the
-Kirsch-Mitzenmacher double hashing; ``reduce`` maps the top 32 bits of the sum onto [0, m)
-with Lemire's multiply-shift while m <= 2^32 and falls back to ``% m`` beyond. The mixer
-makes arbitrary keys (counters, Heritrix keys) as good as random ones.
+is why rbloom and friends cannot persist). A 64-bit key is mixed with the splitmix64
+finaliser into h1, h1 again into h2; ``reduce`` maps the top 32 bits of a 64-bit value onto
+[0, r) with Lemire's multiply-shift while r <= 2^32 and falls back to ``% r`` beyond.
+
+- Blocked: the block is ``reduce(h1)`` over the blocks; probe i is bit ``(w >> 9 (i mod 7))
+  & 511`` of the block, where w is h2 for probes 0-6 and is mixed again for each further 7.
+- Classic: probe i is bit ``reduce(h1 + i * (h2 | 1))`` of the array, the
+  Kirsch-Mitzenmacher double hashing.
+
+The mixer makes arbitrary keys (counters, Heritrix keys) as good as random ones.
+
+URL forms (``add_many_urls``, ``contains_urls``, ``add_urls``) need a 64-bit key per URL. A
+format-2 filter uses XXH64 of the URL's bytes (:mod:`pycrawler.keys.xxh64`, ~10x faster than
+MD5); a format-1 filter keeps the MD5 fingerprint it was filled with
+(:func:`pycrawler.keys.fingerprints64`). ``url_keys(urls)`` gives the keys a filter uses, and
+those are also the keys a receiver gets from ``add_urls``. So do not mix the two forms on one
+filter: a URL added by string is found by string or by ``url_keys``, not by its MD5
+fingerprint (the exact and DRUM tables' key). The Bloom filter never stores keys, so its URL
+key need not match theirs, only stay the same for the life of a file.
 
 The trade-off: a false positive tells the crawler a *new* URL was already seen, and the URL
 is silently dropped, never fetched. At p = 1% one new URL in a hundred is lost once the filter
@@ -23,9 +47,9 @@ File format (all integers little-endian), 64-byte header then the bit array:
 offset size   field
 ====== ====== ==========================================================
 0      8      magic ``b"PYCBLOOM"``
-8      4      format version (1: splitmix64 double hashing as above)
+8      4      format version: 1 classic + MD5 URL keys; 2 blocked + XXH64 URL keys
 12     4      k, probes per key
-16     8      m, bits (a multiple of 64)
+16     8      m, bits (a multiple of 64; of 512 in format 2)
 24     8      capacity n the filter was sized for
 32     8      count: keys added that were new to the filter
 40     8      target false-positive rate p (IEEE 754 double)
@@ -33,9 +57,10 @@ offset size   field
 64     m/8    bits: bit i is bit ``i & 7`` (least significant first) of byte ``i >> 3``
 ====== ====== ==========================================================
 
-The byte-wise bit order makes the file the same on every machine. One process writes a file
-at a time; :meth:`BloomFilter.flush` updates the header, :meth:`BloomFilter.close` also
-writes the pages back to disk.
+The byte-wise bit order makes the file the same on every machine (the blocked kernels read it
+as little-endian 64-bit words, the same bits). A version this code does not know is refused.
+One process writes a file at a time; :meth:`BloomFilter.flush` updates the header,
+:meth:`BloomFilter.close` also writes the pages back to disk.
 """
 
 from __future__ import annotations
@@ -49,22 +74,79 @@ import numba
 import numpy as np
 
 from ..errors import BadInput
+from ..keys import fingerprints64
+from ..keys.xxh64 import xxh64_urls
 from .protocol import SynchronousVisited, as_keys
 
 MAGIC = b"PYCBLOOM"
-VERSION = 1
+CLASSIC, BLOCKED = 1, 2
+"""The two format versions (layout and URL key, see the module docstring)."""
+VERSION = BLOCKED
+"""The format new filters are created in."""
+BLOCK_BITS = 512
+MAX_BLOCKED_K = 24
 HEADER = struct.Struct("<8sIIQQQd16x")
 HEADER_SIZE = 64
 assert HEADER.size == HEADER_SIZE
 
 
-def optimal_parameters(capacity: int, fpr: float) -> tuple[int, int]:
-    """(m bits, k hashes) of the smallest filter holding ``capacity`` keys at rate ``fpr``."""
+def _check_sizing(capacity: int, fpr: float) -> None:
     if capacity < 1 or not 0.0 < fpr < 1.0:
         raise BadInput(f"a Bloom filter needs capacity >= 1 and 0 < fpr < 1 (got {capacity}, {fpr})")
+
+
+def optimal_parameters(capacity: int, fpr: float) -> tuple[int, int]:
+    """(m bits, k hashes) of the smallest classic filter holding ``capacity`` keys at rate ``fpr``."""
+    _check_sizing(capacity, fpr)
     bits = math.ceil(-capacity * math.log(fpr) / math.log(2) ** 2)
     bits = -(-bits // 64) * 64
     return bits, max(1, round(bits / capacity * math.log(2)))
+
+
+def blocked_false_positive_rate(capacity: int, blocks: int, k: int) -> float:
+    """Expected false-positive rate of a blocked filter of ``blocks`` 512-bit blocks holding
+    ``capacity`` keys with ``k`` probes: the keys in a block are Poisson(capacity / blocks), and
+    a block holding j keys answers yes with probability (1 - (1 - 1/512)^(k j))^k."""
+    mean = capacity / blocks
+    j = np.arange(0, int(mean + 12 * math.sqrt(mean) + 30))
+    log_poisson = j * math.log(mean) - mean - np.array([math.lgamma(x + 1) for x in j])
+    per_block = (1.0 - (1.0 - 1.0 / BLOCK_BITS) ** (k * j)) ** k
+    return float(np.sum(np.exp(log_poisson) * per_block))
+
+
+def blocked_parameters(capacity: int, fpr: float) -> tuple[int, int]:
+    """(m bits, k hashes) of the smallest blocked filter whose expected rate at ``capacity``
+    keys is at most ``fpr`` (m a multiple of 512; k the best for that m)."""
+    _check_sizing(capacity, fpr)
+
+    def best(blocks: int) -> tuple[float, int]:
+        # The optimum is near the classic k; past ~20 probes a 512-bit block gains nothing.
+        guess = min(MAX_BLOCKED_K, max(1, round(blocks * BLOCK_BITS / capacity * math.log(2))))
+        return min((blocked_false_positive_rate(capacity, blocks, k), k)
+                   for k in range(max(1, guess - 2), min(MAX_BLOCKED_K, guess + 2) + 1))
+
+    # A classic filter's size is a lower bound; grow by doubling, then bisect.
+    low = max(1, math.ceil(optimal_parameters(capacity, fpr)[0] / BLOCK_BITS))
+    high = low
+    while best(high)[0] > fpr:
+        low, high = high, high * 2
+    while low < high:
+        middle = (low + high) // 2
+        if best(middle)[0] <= fpr:
+            high = middle
+        else:
+            low = middle + 1
+    return high * BLOCK_BITS, best(high)[1]
+
+
+def _known(version: int, what: str) -> int:
+    if version not in (CLASSIC, BLOCKED):
+        raise BadInput(f"{what} Bloom filter format {version}; this pycrawler reads formats {CLASSIC} and {BLOCKED}")
+    return version
+
+
+def _parameters(version: int, capacity: int, fpr: float) -> tuple[int, int]:
+    return (blocked_parameters if version == BLOCKED else optimal_parameters)(capacity, fpr)
 
 
 @numba.njit(cache=True, inline="always")
@@ -119,28 +201,78 @@ def _contains_kernel(bits, m, k, keys, hit):
         hit[r] = present
 
 
+_GROUP = 16  # keys whose cache lines are requested together before any is used
+
+
+@numba.njit(cache=True, inline="always")
+def _block_of(key, blocks):
+    """(first word of the key's block, the word its probe positions come from)."""
+    h1 = _mix(key + np.uint64(0x9E3779B97F4A7C15))
+    return _bit(h1, blocks) * np.uint64(8), _mix(h1)
+
+
+@numba.njit(cache=True)
+def _blocked_kernel(words, blocks, k, keys, out, update):
+    """Check (``update`` False) or check+update of every key of a blocked filter; out[r] is
+    True where the key was absent (update) or present (check). Keys go in groups: first each
+    key's block is found and its cache line touched (independent loads the CPU overlaps),
+    then the probes run on lines already on their way."""
+    n = keys.shape[0]
+    base = np.empty(_GROUP, dtype=np.uint64)
+    seed = np.empty(_GROUP, dtype=np.uint64)
+    touched = np.uint64(0)
+    changed = 0
+    for start in range(0, n, _GROUP):
+        stop = min(n, start + _GROUP)
+        for r in range(start, stop):
+            b, w = _block_of(keys[r], blocks)
+            base[r - start], seed[r - start] = b, w
+            touched ^= words[b]
+        for r in range(start, stop):
+            b, w = base[r - start], seed[r - start]
+            missing = False
+            for i in range(k):
+                if i and i % 7 == 0:
+                    w = _mix(w)
+                position = w & np.uint64(511)
+                w >>= np.uint64(9)
+                word = b + (position >> np.uint64(6))
+                mask = np.uint64(1) << (position & np.uint64(63))
+                old = words[word]
+                missing |= (old & mask) == 0
+                if update:
+                    words[word] = old | mask
+            out[r] = missing if update else not missing
+            changed += missing
+    return changed, touched
+
+
 class BloomFilter(SynchronousVisited):
-    """A Bloom filter of 64-bit keys (URL forms key URLs by their MD5 fingerprint).
+    """A Bloom filter of 64-bit keys; URL forms key URLs by :meth:`url_keys`.
 
     ``BloomFilter(capacity, fpr)`` lives in memory; :meth:`create` and :meth:`open` keep it in
-    a memory-mapped file.
+    a memory-mapped file. New filters are blocked (format 2); ``version=CLASSIC`` makes a
+    format-1 filter, as earlier releases did.
     """
 
-    def __init__(self, capacity: int, fpr: float = 0.01):
-        self.m, self.k = optimal_parameters(capacity, fpr)
-        self.capacity, self.fpr, self.count = capacity, fpr, 0
+    def __init__(self, capacity: int, fpr: float = 0.01, *, version: int = VERSION):
+        self._setup(version, *_parameters(_known(version, "requested"), capacity, fpr), capacity, fpr, 0)
         self.path: Path | None = None
         self._map: np.memmap | None = None
         self._bits = np.zeros(self.m // 8, dtype=np.uint8)
 
+    def _setup(self, version: int, m: int, k: int, capacity: int, fpr: float, count: int) -> None:
+        self.version, self.m, self.k, self.capacity, self.fpr, self.count = version, m, k, capacity, fpr, count
+
     @classmethod
-    def create(cls, path: str | os.PathLike, capacity: int, fpr: float = 0.01) -> "BloomFilter":
+    def create(cls, path: str | os.PathLike, capacity: int, fpr: float = 0.01, *,
+               version: int = VERSION) -> "BloomFilter":
         """A new empty filter in a new file (BadInput if it exists)."""
         path = Path(path)
-        m, k = optimal_parameters(capacity, fpr)
+        m, k = _parameters(_known(version, "requested"), capacity, fpr)
         try:
             with open(path, "xb") as f:
-                f.write(HEADER.pack(MAGIC, VERSION, k, m, capacity, 0, fpr))
+                f.write(HEADER.pack(MAGIC, version, k, m, capacity, 0, fpr))
                 f.truncate(HEADER_SIZE + m // 8)
         except FileExistsError:
             raise BadInput(f"{path} exists; open it with BloomFilter.open") from None
@@ -157,15 +289,15 @@ class BloomFilter(SynchronousVisited):
         if len(head) < HEADER_SIZE or head[:8] != MAGIC:
             raise BadInput(f"{path} is not a pycrawler Bloom filter (bad magic or short header)")
         _, version, k, m, capacity, count, fpr = HEADER.unpack(head)
-        if version != VERSION:
-            raise BadInput(f"{path} is Bloom filter format {version}; this pycrawler reads {VERSION}")
-        if m == 0 or m % 64 or not 1 <= k <= 64:
+        _known(version, f"{path} is")
+        unit = BLOCK_BITS if version == BLOCKED else 64
+        if m == 0 or m % unit or not 1 <= k <= 64:
             raise BadInput(f"{path} has a corrupt header (m={m}, k={k})")
         size, expected = path.stat().st_size, HEADER_SIZE + m // 8
         if size != expected:
             raise BadInput(f"{path} holds {size} bytes; its header says {expected} (truncated or not a filter)")
         self = cls.__new__(cls)
-        self.m, self.k, self.capacity, self.fpr, self.count = m, k, capacity, fpr, count
+        self._setup(version, m, k, capacity, fpr, count)
         self.path = path
         self._map = np.memmap(path, dtype=np.uint8, mode="r" if read_only else "r+")
         self._bits = self._map[HEADER_SIZE:]
@@ -175,14 +307,38 @@ class BloomFilter(SynchronousVisited):
     def add_many(self, keys) -> np.ndarray:
         keys = as_keys(keys)
         new = np.empty(len(keys), dtype=np.bool_)
-        self.count += int(_add_kernel(self._live_bits(), np.uint64(self.m), self.k, keys, new))
+        if self.version == BLOCKED:
+            added = _blocked_kernel(self._words(), np.uint64(self.m // BLOCK_BITS), self.k, keys, new, True)[0]
+        else:
+            added = _add_kernel(self._live_bits(), np.uint64(self.m), self.k, keys, new)
+        self.count += int(added)
         return new
 
     def contains_many(self, keys) -> np.ndarray:
         keys = as_keys(keys)
         hit = np.empty(len(keys), dtype=np.bool_)
-        _contains_kernel(self._live_bits(), np.uint64(self.m), self.k, keys, hit)
+        if self.version == BLOCKED:
+            _blocked_kernel(self._words(), np.uint64(self.m // BLOCK_BITS), self.k, keys, hit, False)
+        else:
+            _contains_kernel(self._live_bits(), np.uint64(self.m), self.k, keys, hit)
         return hit
+
+    # -- URL forms: this filter's URL key ------------------------------------------------------
+    def url_keys(self, urls) -> np.ndarray:
+        """The 64-bit keys this filter's URL forms use: XXH64 of the URL (format 2) or its
+        MD5 fingerprint (format 1); see the module docstring."""
+        urls = urls if isinstance(urls, list) else list(urls)
+        return xxh64_urls(urls) if self.version == BLOCKED else fingerprints64(urls)
+
+    def add_urls(self, urls, aux=None) -> None:
+        urls = list(urls)
+        self.add_batch(self.url_keys(urls), urls if aux is None else aux)
+
+    def add_many_urls(self, urls) -> np.ndarray:
+        return self.add_many(self.url_keys(urls))
+
+    def contains_urls(self, urls) -> np.ndarray:
+        return self.contains_many(self.url_keys(urls))
 
     def false_positive_rate(self) -> float:
         """The expected rate now, from the fraction of bits set (``fill ** k``)."""
@@ -198,7 +354,7 @@ class BloomFilter(SynchronousVisited):
         """Write the count into the header (the bits are already in the mapping)."""
         if self._map is not None and self._map.mode == "r+":
             self._map[:HEADER_SIZE] = np.frombuffer(
-                HEADER.pack(MAGIC, VERSION, self.k, self.m, self.capacity, self.count, self.fpr), dtype=np.uint8)
+                HEADER.pack(MAGIC, self.version, self.k, self.m, self.capacity, self.count, self.fpr), dtype=np.uint8)
 
     def close(self) -> None:
         if self._map is not None:
@@ -207,6 +363,10 @@ class BloomFilter(SynchronousVisited):
             self._map = None
         self._bits = None
 
+    def _words(self) -> np.ndarray:
+        """The bits as little-endian 64-bit words (the blocked kernels' view of the same bytes)."""
+        return self._live_bits().view("<u8")
+
     def _live_bits(self) -> np.ndarray:
         if self._bits is None:
             raise BadInput(f"Bloom filter {self.path or ''} is closed".replace("  ", " "))
@@ -214,4 +374,4 @@ class BloomFilter(SynchronousVisited):
 
     def __repr__(self) -> str:
         where = f" at {str(self.path)!r}" if self.path else ""
-        return f"<BloomFilter m={self.m} k={self.k} capacity={self.capacity} fpr={self.fpr} count={self.count}{where}>"
+        return f"<BloomFilter format {self.version} m={self.m} k={self.k} capacity={self.capacity} fpr={self.fpr} count={self.count}{where}>"

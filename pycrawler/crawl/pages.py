@@ -25,14 +25,18 @@ and the result back costs ~0.1 ms, the extraction ~3.5 ms, so every HTML page go
 worker; nothing is parsed on the event loop.
 
 Workers ignore SIGINT: a Ctrl-C at a terminal reaches the whole process group, and the
-crawling process decides how to stop.
+crawling process decides how to stop. They end by themselves within half a second when the
+crawling process dies (kill -9 leaves no orphans).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import multiprocessing
+import os
 import signal
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 
 from ..parse.html import MAX_OUTLINKS, extract
@@ -79,6 +83,8 @@ class PageResult:
         crawl_url.url_references = self.references
 
 
+PARENT_CHECK_SECONDS = 0.5
+
 _policy: LinkPolicy | None = None
 _sent: set[str] = set()
 
@@ -87,6 +93,15 @@ def _start_worker(policy: LinkPolicy) -> None:
     global _policy
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _policy = policy
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), name="parent-watch", daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End this worker once the crawling process is gone (killed -9, it cannot shut the pool
+    down, and a worker waiting for its next page would wait forever)."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_SECONDS)
+    os._exit(0)
 
 
 def process_page(body: bytes, url: str, headers: dict, layer: int) -> PageResult:

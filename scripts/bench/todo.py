@@ -16,6 +16,7 @@ frontier's default (``write_no_sync``: every batch survives kill -9). The last l
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import tempfile
@@ -36,18 +37,19 @@ def make_records(count: int, salt: str = "") -> list[CrawlUrl]:
             for i in range(count)]
 
 
-def batched(frontier: JeTodoFrontier, records: list[CrawlUrl], batch: int) -> tuple[float, float]:
-    """(put records/s, get records/s)."""
-    start = time.perf_counter()
+def batched(frontier: JeTodoFrontier, records: list[CrawlUrl], batch: int) -> tuple[float, float, float, float]:
+    """(put records/s, get records/s, put records per CPU second, get records per CPU second);
+    CPU is the whole process's (Python, the JVM and JE's daemon threads)."""
+    start, start_cpu = time.perf_counter(), time.process_time()
     for offset in range(0, len(records), batch):
         frontier.put_urls(records[offset:offset + batch])
-    put_seconds = time.perf_counter() - start
-    start, got = time.perf_counter(), 0
+    put_seconds, put_cpu = time.perf_counter() - start, time.process_time() - start_cpu
+    start, start_cpu, got = time.perf_counter(), time.process_time(), 0
     while popped := frontier.get_next_batch(batch):
         got += len(popped)
-    get_seconds = time.perf_counter() - start
+    get_seconds, get_cpu = time.perf_counter() - start, time.process_time() - start_cpu
     assert got == len(records), (got, len(records))
-    return len(records) / put_seconds, got / get_seconds
+    return len(records) / put_seconds, got / get_seconds, len(records) / put_cpu, got / get_cpu
 
 
 def one_at_a_time(frontier: JeTodoFrontier, records: list[CrawlUrl]) -> tuple[float, float]:
@@ -69,6 +71,7 @@ def main() -> None:
     parser.add_argument("--cache-mb", type=int, help="JE cache (default JE's: 60%% of the JVM heap, PYCRAWLER_HEAP)")
     parser.add_argument("--dir", type=Path, help="where the stores go (default: a temporary directory)")
     args = parser.parse_args()
+    print(f"load average at start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs)", flush=True)
 
     records = make_records(args.records)
     singles = make_records(args.single_records, salt="-single")
@@ -78,20 +81,23 @@ def main() -> None:
         for order in ("key", "fifo"):
             with JeTodoFrontier.open(Path(scratch) / order, order, create=True,
                                      cache_size=cache_size) as frontier:
-                put_rate, get_rate = batched(frontier, records, args.batch)
-                print(f"{order} order, batches of {args.batch:,}: put {put_rate:,.0f}/s, get {get_rate:,.0f}/s "
-                      f"over {args.records:,} records", flush=True)
+                put_rate, get_rate, put_cpu, get_cpu = batched(frontier, records, args.batch)
+                print(f"{order} order, batches of {args.batch:,}: put {put_rate:,.0f}/s ({put_cpu:,.0f} per CPU s), "
+                      f"get {get_rate:,.0f}/s ({get_cpu:,.0f} per CPU s) over {args.records:,} records", flush=True)
                 figures[f"{order}_put_per_s"], figures[f"{order}_get_per_s"] = put_rate, get_rate
+                figures[f"{order}_put_per_cpu_s"], figures[f"{order}_get_per_cpu_s"] = put_cpu, get_cpu
         with JeTodoFrontier.open(Path(scratch) / "single", "key", create=True,
                                  cache_size=cache_size) as frontier:
             put_rate, get_rate = one_at_a_time(frontier, singles)
             print(f"key order, one at a time (put_url/get_next): put {put_rate:,.0f}/s, get {get_rate:,.0f}/s "
                   f"over {args.single_records:,} records", flush=True)
             figures["single_put_per_s"], figures["single_get_per_s"] = put_rate, get_rate
+    figures["load_average"] = os.getloadavg()[0]
     peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     line = {"put_per_s": figures["key_put_per_s"], "get_per_s": figures["key_get_per_s"], **figures,
             "peak_rss_mb": peak_rss_mb}
-    print(" ".join(f"{name}={value:.0f}" for name, value in line.items()))
+    print(" ".join(f"{name}={value:.1f}" if name == "load_average" else f"{name}={value:.0f}"
+                   for name, value in line.items()))
 
 
 if __name__ == "__main__":

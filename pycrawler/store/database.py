@@ -40,7 +40,8 @@ def _java_txn(txn):
 class Database:
     """One JE database of an :class:`~pycrawler.store.Environment`."""
 
-    def __init__(self, env, name: str, *, create: bool, read_only: bool, sorted_duplicates: bool | None):
+    def __init__(self, env, name: str, *, create: bool, read_only: bool, sorted_duplicates: bool | None,
+                 key_prefixing: bool = False):
         import jpype
 
         self.env = env
@@ -51,6 +52,7 @@ class Database:
         cfg.setAllowCreate(create and not read_only)
         cfg.setReadOnly(read_only)
         cfg.setTransactional(env.transactional)
+        cfg.setKeyPrefixing(key_prefixing)
         if sorted_duplicates is None:
             # Take the setting the database was created with (JE refuses a mismatch).
             jpype.JClass("com.sleepycat.je.DbInternal").setUseExistingConfig(cfg, True)

@@ -130,14 +130,15 @@ class Environment:
             return [str(n) for n in self.java.getDatabaseNames()]
 
     def open_database(self, name: str, *, create: bool = False, read_only: bool | None = None,
-                      sorted_duplicates: bool | None = None):
+                      sorted_duplicates: bool | None = None, key_prefixing: bool = False):
         """Open the database ``name``; ``create`` makes it when absent. ``sorted_duplicates``
         None opens an existing database with the duplicates setting it was created with (and
-        creates one without duplicates)."""
+        creates one without duplicates). ``key_prefixing`` stores each B-tree node's common
+        key prefix once: worth it for long keys that share prefixes (URLs, queue keys)."""
         from .database import Database
 
         db = Database(self, name, create=create, read_only=self.read_only if read_only is None else read_only,
-                      sorted_duplicates=sorted_duplicates)
+                      sorted_duplicates=sorted_duplicates, key_prefixing=key_prefixing)
         self._databases.append(db)
         return db
 

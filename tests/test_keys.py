@@ -1,12 +1,14 @@
 """URL keys: the book's MD5 key and the 64-bit fingerprint of the Visited tables."""
 
 import hashlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 from pycrawler.errors import BadInput
-from pycrawler.keys import fingerprint64, fingerprints64, md5_key, md5_keys
+from pycrawler.keys import fingerprint64, fingerprints64, md5, md5_key, md5_keys
 
 EDGE_URLS = [
     "http://example.com/",
@@ -18,6 +20,14 @@ EDGE_URLS = [
 ] + ["u" * n for n in (55, 56, 63, 64, 65, 119, 120, 128)]  # MD5 padding boundaries
 
 
+@pytest.fixture(params=["hashlib", "compiled"])
+def batch_path(request, monkeypatch):
+    """Run a batch test through each path: hashlib below COMPILED_BATCH URLs, the numba kernel above."""
+    if request.param == "compiled":
+        monkeypatch.setattr(md5, "COMPILED_BATCH", 1)
+    return request.param
+
+
 def reference_md5(url: str) -> bytes:
     return hashlib.md5(url.encode("utf-8", "surrogatepass")).digest()
 
@@ -27,7 +37,7 @@ def test_md5_key_is_32_lowercase_hex_digits_of_md5_over_utf8():
     assert md5_key("http://例子.测试/") == hashlib.md5("http://例子.测试/".encode()).hexdigest()
 
 
-def test_batch_md5_keys_equal_one_by_one_keys_on_edge_cases():
+def test_batch_md5_keys_equal_one_by_one_keys_on_edge_cases(batch_path):
     assert md5_keys(EDGE_URLS) == [reference_md5(u).hex() for u in EDGE_URLS]
 
 
@@ -37,7 +47,7 @@ def test_fingerprint_is_first_8_md5_bytes_big_endian():
     assert fingerprint64(url) == int(md5_key(url)[:16], 16)
 
 
-def test_batch_fingerprints_are_uint64_and_equal_single_ones():
+def test_batch_fingerprints_are_uint64_and_equal_single_ones(batch_path):
     keys = fingerprints64(EDGE_URLS)
     assert keys.dtype == np.uint64
     assert keys.tolist() == [int.from_bytes(reference_md5(u)[:8], "big") for u in EDGE_URLS]
@@ -48,6 +58,13 @@ def test_batches_accept_any_iterable_and_empty_batches():
     assert fingerprints64(iter(["a", "b"])).tolist() == [fingerprint64("a"), fingerprint64("b")]
     assert fingerprints64([]).shape == (0,)
     assert md5_keys([]) == []
+
+
+def test_small_batches_do_not_load_numba():
+    """A crawl keys a few hundred links at a time: that must not cost it numba's ~70 MB."""
+    probe = ("import sys; from pycrawler.keys import fingerprints64, md5_keys; "
+             "fingerprints64(['http://a/'] * 1000); md5_keys(['http://a/']); print('numba' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout == "False\n"
 
 
 def test_lone_surrogates_are_keyed_with_surrogatepass():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pycrawler.errors import BadInput
+from pycrawler.frontier import assignment
 from pycrawler.frontier.assignment import bkdr_hash, bkdr_hashes, get_assignment
 from pycrawler.frontier.politeness import Outcome, Politeness
 from pycrawler.frontier.workqueues import WorkQueueFrontier
@@ -40,6 +41,17 @@ def test_bkdr_hash_is_the_classic_seed_131_hash():
     assert bkdr_hash(long_url) == expected & 0x7FFFFFFF
     urls = ["http://a/", long_url, "http://\u00e9/"]
     assert bkdr_hashes(urls).tolist() == [bkdr_hash(u) for u in urls]
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_bkdr_hashes_in_python_and_compiled_agree_with_bkdr_hash(compiled, monkeypatch):
+    if compiled:
+        monkeypatch.setattr(assignment, "COMPILED_BATCH", 1)
+    urls = ["http://a/", "http://example.com/" + "x" * 500, "http://\u00e9/\ud800", "u" * 64]
+    assert bkdr_hashes(urls).tolist() == [bkdr_hash(u) for u in urls]
+    for bad in (None, ""):
+        with pytest.raises(BadInput):
+            bkdr_hashes(["http://a/", bad])
 
 
 def test_bkdr_policies_spread_urls_and_name_their_politeness_key():

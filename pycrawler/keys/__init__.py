@@ -5,14 +5,15 @@
 >>> hex(fingerprint64("http://example.com/"))
 '0xa6bf1757fff057f2'
 
-Batch forms (:func:`md5_keys`, :func:`fingerprints64`) hash whole lists in compiled code.
+Batch forms (:func:`md5_keys`, :func:`fingerprints64`) hash whole lists (large ones in
+compiled code, see :mod:`.md5`).
 None, non-str and empty URLs raise :class:`pycrawler.errors.BadInput`.
 """
 
 import importlib
 
-# Loaded on first use: the hashing modules compile numba kernels (about 70 MB and 0.3 s per
-# process), which processes that only need ``keys.canon`` (the crawl's page workers) never use.
+# Loaded on first use: the hashing modules bring numpy (and numba for large batches), which
+# processes that only need ``keys.canon`` (the crawl's page workers) never use.
 _HOMES = {"md5_key": "md5", "md5_keys": "md5", "fingerprint64": "fingerprint", "fingerprints64": "fingerprint",
           "packed_utf8": "urls", "url_bytes": "urls"}
 

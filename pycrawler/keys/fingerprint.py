@@ -22,7 +22,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .md5 import md5_words
+from .md5 import md5_digests
 from .urls import packed_utf8, url_bytes
 
 
@@ -33,7 +33,5 @@ def fingerprint64(url: str) -> int:
 
 def fingerprints64(urls: Iterable[str]) -> np.ndarray:
     """:func:`fingerprint64` of each URL as a numpy uint64 array, computed in one batch."""
-    words = md5_words(*packed_utf8(urls))
-    # Digest bytes 0..7 are words A and B little-endian; reread them big-endian.
-    first8 = np.ascontiguousarray(words[:, :2]).astype("<u4").view(">u8").ravel()
-    return first8.astype(np.uint64)
+    digests = np.frombuffer(md5_digests(*packed_utf8(urls)), dtype=">u8")
+    return digests[::2].astype(np.uint64)  # bytes 0..7 of each 16-byte digest, big-endian

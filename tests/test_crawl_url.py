@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crawl_url_samples import SAFE_MS_MIN, sample_records
-from pycrawler.records.crawl_url import (FORMAT_VERSION, INT_MAX, INT_MIN, LONG_MAX, CrawlUrl, decode,
+from pycrawler.records.crawl_url import (COMPILED_BATCH, FORMAT_VERSION, INT_MAX, INT_MIN, LONG_MAX, CrawlUrl, decode,
                                          decode_many, encode, encode_many, to_dict)
 from pycrawler.store.tuple import TupleFormatError
 
@@ -129,7 +131,36 @@ def test_java_refuses_unknown_versions_too(java):
         java.read(bytes([2]) + encode(CrawlUrl())[1:])
 
 
-@pytest.mark.parametrize("damage", [lambda d: d[:-1], lambda d: d + b"\x00", lambda d: d[:3], lambda d: b""])
+DAMAGES = [lambda d: d[:-1], lambda d: d + b"\x00", lambda d: d[:3], lambda d: b"", lambda d: b"\x02" + d[1:],
+           lambda d: d.replace(b"http", b"\xff\xff\xffp")]
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
 def test_damaged_records_raise_bad_input(damage):
     with pytest.raises(TupleFormatError):
         decode(damage(encode(CrawlUrl(ori_url="http://a/", url_references=["b"]))))
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_small_and_compiled_batches_decode_alike(damage):
+    """Fewer than COMPILED_BATCH records are read in Python, more through the numba scan: the
+    same records, and the same error for the same damage."""
+    records = sample_records(COMPILED_BATCH + 1, seed=5)
+    data = encode_many(records)
+    assert decode_many(data[:COMPILED_BATCH - 1]) == records[:COMPILED_BATCH - 1]
+    assert decode_many(data) == records
+    damaged = data[:-1] + [damage(data[-1])]
+    errors = []
+    for batch in (damaged[-3:], damaged):
+        with pytest.raises(TupleFormatError) as caught:
+            decode_many(batch)
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]
+
+
+def test_decoding_a_few_records_does_not_load_numba():
+    """A crawl's frontier decodes its records a few at a time: that must not cost it numba's ~70 MB."""
+    probe = ("import sys; from pycrawler.records.crawl_url import CrawlUrl, decode, decode_many, encode; "
+             "decode(encode(CrawlUrl(ori_url='http://a/'))); decode_many([encode(CrawlUrl())] * 3); "
+             "print('numba' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout == "False\n"

@@ -41,7 +41,6 @@ import dataclasses
 import struct
 from collections.abc import Iterable, Sequence
 
-import numba
 import numpy as np
 
 from ..store.bindings import Binding, register_binding
@@ -188,128 +187,24 @@ def _invalid(record) -> TupleFormatError:
 
 # -- decoding -------------------------------------------------------------------------------------
 #
-# A batch is decoded in two passes. A compiled scan (numba, no Python objects) walks every
-# record of the packed batch once and writes where each string lies, the ints, times and
-# reference counts into arrays; Python then only makes the objects: one slice of the batch
-# (decoded as Latin-1 once, so a slice of ASCII bytes is already the right str) per string
-# field, and one CrawlUrl per record. Non-ASCII strings and the rare url_references lists take
-# the exact JE UTF path. A record the scan flags is reported with the scan's error code.
+# A record, or a batch of fewer than COMPILED_BATCH records, is read field by field with
+# struct (a few microseconds a record). A larger batch is decoded in two passes. A compiled
+# scan (:mod:`.crawl_url_scan`, numba, no Python objects) walks every record of the packed
+# batch once and writes where each string lies, the ints, times and reference counts into
+# arrays; Python then only makes the objects: one slice of the batch (decoded as Latin-1 once,
+# so a slice of ASCII bytes is already the right str) per string field, and one CrawlUrl per
+# record. Non-ASCII strings and the rare url_references lists take the exact JE UTF path. Both
+# paths return the same records and raise the same errors (a record the scan flags is
+# reported with the scan's error code).
+
+COMPILED_BATCH = 64
+"""Batches of at least this many records take the compiled scan. Below, reading each record
+in Python is as fast and keeps numba (~70 MB and ~0.3 s per process) out of processes that
+decode a few records at a time, as a crawl's frontier does."""
 
 _TEXT_FIELDS = 8      # ori_url, url, char_set, abstract_text, author, description, title, type
 _INT_COLUMNS = 6      # url_no, status_code, hit_num, weight, file_size, layer
 _OK, _BAD_VERSION, _TRUNCATED, _TRAILING = 0, 1, 2, 3
-
-
-@numba.njit(cache=True, inline="always")
-def _int32_at(data, pos):
-    return ((np.int64(data[pos]) << 24) | (np.int64(data[pos + 1]) << 16) | (np.int64(data[pos + 2]) << 8)
-            | np.int64(data[pos + 3])) - np.int64(_BIAS)
-
-
-@numba.njit(cache=True, inline="always")
-def _int64_at(data, pos):
-    value = np.int64(0)
-    for j in range(8):
-        value = (value << 8) | np.int64(data[pos + j])
-    return value ^ np.int64(-_LONG_BIAS)  # flip the sign bit back
-
-
-@numba.njit(cache=True, inline="always")
-def _skip_string(data, pos, end, starts, ends, r, f):
-    """Past the string at ``pos``; records its bounds in column f (start -1: null). -1 if cut."""
-    if pos + 1 < end and data[pos] == 0xFF and data[pos + 1] == 0:
-        if f >= 0:
-            starts[r, f] = -1
-        return pos + 2
-    stop = pos
-    while stop < end and data[stop] != 0:
-        stop += 1
-    if stop >= end:
-        return -1
-    if f >= 0:
-        starts[r, f] = pos
-        ends[r, f] = stop
-    return stop + 1
-
-
-@numba.njit(cache=True)
-def _scan(data, offsets, starts, ends, ints, times, refs, status):
-    """Field positions and fixed values of every record of a packed batch (see above).
-    times[r] = (timestamp present, its ms, its nanos, date present, its ms);
-    refs[r] = (reference count or -1, where the references start)."""
-    for r in range(offsets.shape[0] - 1):
-        pos, end = offsets[r], offsets[r + 1]
-        status[r, 1] = pos
-        if pos >= end or data[pos] != 1:
-            status[r, 0] = _BAD_VERSION
-            continue
-        pos += 1
-        status[r, 0] = _TRUNCATED
-        f = 0
-        # the text fields, with the ints between them: 2 strings, 3 ints, 3 strings, int, string, int
-        for step in range(2):
-            pos = _skip_string(data, pos, end, starts, ends, r, f)
-            f += 1
-            if pos < 0:
-                break
-        if pos < 0 or pos + 12 > end:
-            continue
-        for j in range(3):
-            ints[r, j] = _int32_at(data, pos + 4 * j)
-        pos += 12
-        for step in range(3):
-            pos = _skip_string(data, pos, end, starts, ends, r, f)
-            f += 1
-            if pos < 0:
-                break
-        if pos < 0 or pos + 4 > end:
-            continue
-        ints[r, 3] = _int32_at(data, pos)
-        pos = _skip_string(data, pos + 4, end, starts, ends, r, f)
-        f += 1
-        if pos < 0 or pos + 5 > end:
-            continue
-        ints[r, 4] = _int32_at(data, pos)
-        pos += 4
-        times[r, 0] = data[pos]
-        if data[pos]:
-            if pos + 13 > end:
-                continue
-            times[r, 1] = _int64_at(data, pos + 1)
-            times[r, 2] = _int32_at(data, pos + 9)
-            pos += 13
-        else:
-            pos += 1
-        if pos >= end:
-            continue
-        times[r, 3] = data[pos]
-        if data[pos]:
-            if pos + 9 > end:
-                continue
-            times[r, 4] = _int64_at(data, pos + 1)
-            pos += 9
-        else:
-            pos += 1
-        for step in range(2):
-            pos = _skip_string(data, pos, end, starts, ends, r, f)
-            f += 1
-            if pos < 0:
-                break
-        if pos < 0 or pos + 4 > end:
-            continue
-        count = _int32_at(data, pos)
-        pos += 4
-        refs[r, 0], refs[r, 1] = count, pos
-        for _ in range(count):
-            pos = _skip_string(data, pos, end, starts, ends, r, -1)
-            if pos < 0:
-                break
-        if pos < 0 or pos + 4 > end:
-            continue
-        ints[r, 5] = _int32_at(data, pos)
-        pos += 4
-        status[r, 0] = _OK if pos == end else _TRAILING
-        status[r, 1] = pos
 
 
 def _read_string(data: bytes, pos: int) -> tuple[str | None, int]:
@@ -364,13 +259,66 @@ def decode_packed(data, offsets) -> list[CrawlUrl]:
     n = len(bounds) - 1
     if n <= 0:
         return []
+    if n < COMPILED_BATCH:
+        bounds = bounds.tolist()
+        return [_decode_record(data[start:end]) for start, end in zip(bounds, bounds[1:])]
+    return _decode_scanned(data, bounds, n)
+
+
+def _decode_record(data: bytes) -> CrawlUrl:
+    """One record, field by field (the small-batch path of :func:`decode_packed`)."""
+    if not data or data[0] != FORMAT_VERSION:
+        raise _scan_error(data, 0, len(data), _BAD_VERSION, 0)
+    read_string, unpack_int = _read_string, _INT.unpack_from
+    pos = 1
+    try:
+        ori_url, pos = read_string(data, pos)
+        url, pos = read_string(data, pos)
+        url_no, status_code, hit_num = _INT3.unpack_from(data, pos)
+        char_set, pos = read_string(data, pos + 12)
+        abstract_text, pos = read_string(data, pos)
+        author, pos = read_string(data, pos)
+        weight, = unpack_int(data, pos)
+        description, pos = read_string(data, pos + 4)
+        file_size, = unpack_int(data, pos)
+        pos += 4
+        stamp = _TIMESTAMP.unpack_from(data, pos) if data[pos] else None
+        pos += _TIMESTAMP.size if stamp else 1
+        time_to_live = _DATE.unpack_from(data, pos)[1] - _LONG_BIAS if data[pos] else None
+        pos += _DATE.size if time_to_live is not None else 1
+        title, pos = read_string(data, pos)
+        type_, pos = read_string(data, pos)
+        count = unpack_int(data, pos)[0] - _BIAS
+        pos += 4
+        url_references = None if count < 0 else []
+        for _ in range(count):
+            ref, pos = read_string(data, pos)
+            url_references.append(ref)
+        layer, = unpack_int(data, pos)
+        pos += 4
+    except TupleFormatError:  # a string that is not JE's UTF, as the scan path reports it
+        raise
+    except (IndexError, ValueError, struct.error):
+        raise _scan_error(data, 0, len(data), _TRUNCATED, pos) from None
+    if pos != len(data):
+        raise _scan_error(data, 0, len(data), _TRAILING, pos)
+    last_update_time = None if stamp is None else _timestamp_nanos(stamp[1] - _LONG_BIAS, stamp[2] - _BIAS)
+    return CrawlUrl(ori_url, url, url_no - _BIAS, status_code - _BIAS, hit_num - _BIAS, char_set,
+                    abstract_text, author, weight - _BIAS, description, file_size - _BIAS,
+                    last_update_time, time_to_live, title, type_, url_references, layer - _BIAS)
+
+
+def _decode_scanned(data: bytes, bounds: np.ndarray, n: int) -> list[CrawlUrl]:
+    """A large batch through the compiled scan, then one slice per string (see above)."""
+    from .crawl_url_scan import scan
+
     starts = np.full((n, _TEXT_FIELDS), -1, dtype=np.int64)
     ends = np.zeros((n, _TEXT_FIELDS), dtype=np.int64)
     ints = np.zeros((n, _INT_COLUMNS), dtype=np.int64)
     times = np.zeros((n, 5), dtype=np.int64)
     refs = np.full((n, 2), -1, dtype=np.int64)
     status = np.zeros((n, 2), dtype=np.int64)
-    _scan(np.frombuffer(data, dtype=np.uint8), bounds, starts, ends, ints, times, refs, status)
+    scan(np.frombuffer(data, dtype=np.uint8), bounds, starts, ends, ints, times, refs, status)
     bad = np.flatnonzero(status[:, 0])
     if len(bad):
         r = int(bad[0])
@@ -397,14 +345,16 @@ def decode_packed(data, offsets) -> list[CrawlUrl]:
 def decode(data: bytes) -> CrawlUrl:
     """The CrawlUrl that ``CrawlUrlBinding.entryToObject`` would read from ``data`` (see
     :func:`decode_packed` for the errors)."""
-    return decode_packed(data, (0, len(data)))[0]
+    return _decode_record(bytes(data))
 
 
 def decode_many(values: Sequence[bytes]) -> list[CrawlUrl]:
     """:func:`decode` for a batch of records."""
     values = values if isinstance(values, list) else list(values)
+    if len(values) < COMPILED_BATCH:
+        return [_decode_record(bytes(value)) for value in values]
     lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
-    return decode_packed(b"".join(values), np.concatenate(([0], np.cumsum(lengths))))
+    return _decode_scanned(b"".join(values), np.concatenate(([0], np.cumsum(lengths))), len(values))
 
 
 def to_dict(record: CrawlUrl) -> dict:

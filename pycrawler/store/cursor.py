@@ -2,7 +2,8 @@
 
 Every move is one JNI call, so bulk reads belong to :meth:`Database.items`; a cursor is for
 positioned work (seek, step, replace or delete the current record). Use it as a context
-manager so JE's cursor (and its locks) are released.
+manager so JE's cursor (and its locks) are released. In a transactional environment a cursor
+that edits must be opened in a transaction (``db.cursor(txn)``), as JE requires.
 """
 
 from __future__ import annotations

@@ -1,0 +1,90 @@
+"""The JVM bootstrap: what goes on the class path, and one clear line naming the fix when
+something is missing. The JVM starts once per process, so anything that needs a JVM of its
+own runs ``pycrawler`` in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pycrawler import jvm
+from pycrawler.errors import SetupError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pycrawler", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=120)
+
+
+def test_version_names_what_was_loaded():
+    out = run_cli("version")
+    assert out.returncode == 0, out.stderr
+    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines())
+    assert lines["pycrawler"]
+    assert lines["java"].startswith("17")
+    assert lines["je"] == "3.3.98"
+
+
+def test_class_path_puts_the_user_first_and_lets_their_je_win(tmp_path, monkeypatch):
+    heritrix_lib = tmp_path / "lib"
+    heritrix_lib.mkdir()
+    (heritrix_lib / "je-7.5.11.jar").write_bytes(b"")
+    (heritrix_lib / "heritrix-commons-3.4.0.jar").write_bytes(b"")
+    monkeypatch.setenv("PYCRAWLER_CLASSPATH", str(heritrix_lib))
+    path = jvm.classpath()
+    names = [p.name for p in path]
+    assert names[:3] == ["heritrix-commons-3.4.0.jar", "je-7.5.11.jar", "lib"]
+    assert "pycrawler-bridge.jar" in names
+    assert "je-3.3.98.jar" not in names, "the bundled JE must give way to the user's"
+
+
+def test_a_class_path_entry_that_does_not_exist_is_named(monkeypatch, tmp_path):
+    monkeypatch.setenv("PYCRAWLER_CLASSPATH", str(tmp_path / "no-such-lib"))
+    with pytest.raises(SetupError, match="no-such-lib"):
+        jvm.classpath()
+
+
+def test_heap_and_options_come_from_the_environment(monkeypatch):
+    monkeypatch.setenv("PYCRAWLER_HEAP", "3g")
+    monkeypatch.setenv("PYCRAWLER_JVM_OPTS", "-XX:+UseSerialGC -Dx='a b'")
+    assert jvm.jvm_options()[0] == "-Xmx3g"
+    assert jvm.jvm_options()[-2:] == ["-XX:+UseSerialGC", "-Dx=a b"]
+
+
+def test_missing_java_names_the_fix(monkeypatch):
+    import jpype
+
+    def no_java():
+        raise jpype.JVMNotFoundException("No JVM shared library file (libjvm.so) found")
+
+    monkeypatch.setattr(jpype, "getDefaultJVMPath", no_java)
+    with pytest.raises(SetupError, match="JDK 17.*scripts/setup.*JAVA_HOME"):
+        jvm._jvm_path()
+
+
+def test_a_je_too_old_for_a_feature_names_the_fix(monkeypatch):
+    monkeypatch.setattr(jvm, "je_major", lambda: 3)
+    monkeypatch.setattr(jvm, "je_version", lambda: "3.3.98")
+    with pytest.raises(SetupError, match="needs JE 7.*PYCRAWLER_CLASSPATH"):
+        jvm.require_je(7, "reading Heritrix 3 state")
+    jvm.require_je(3, "anything JE 3.3 does")
+
+
+@pytest.mark.parametrize("missing", ["bridge", "je"])
+def test_an_unbuilt_bridge_is_one_line_naming_setup(tmp_path, missing):
+    home = tmp_path / "home"
+    (home / "target" / "lib").mkdir(parents=True)
+    if missing == "je":
+        shutil.copy(ROOT / "target" / "pycrawler-bridge.jar", home / "target")
+    out = run_cli("version", env={"PYCRAWLER_HOME": str(home), "PYCRAWLER_CLASSPATH": ""})
+    assert out.returncode == 3
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert "scripts/setup" in out.stderr
+    assert "Traceback" not in out.stderr

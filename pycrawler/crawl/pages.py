@@ -13,7 +13,7 @@ everything that depends only on the page:
    table stays the authority on what is new; this only spares it repeated questions;
 4. the fields the page's :class:`~pycrawler.records.crawl_url.CrawlUrl` record keeps: title,
    charset, description, author, distinct references. (The record is encoded by the crawling
-   process: the records module loads numba, ~70 MB a process, which the workers do without.)
+   process: the records module brings numpy, which the workers do without.)
 
 Why the memory is safe: a link is remembered only once it has passed every filter that does
 not depend on the page it was found on, and the crawling process schedules every link it
@@ -31,6 +31,8 @@ crawling process dies (kill -9 leaves no orphans).
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import dataclasses
 import multiprocessing
 import os
@@ -45,6 +47,12 @@ from .scope import Scope
 
 SENT_LIMIT = 1_000_000
 """Links a worker remembers having passed on (a set of ~100 MB at most) before starting afresh."""
+
+LARGE_PAGE_BYTES = 1 << 20
+"""Pages this large are parsed one at a time across the workers, and the worker that parsed
+one hands its freed heap back to the system afterwards (see :func:`_heap_trimmer`): lexbor's
+tree of a 5 MB page takes ~50 MB, and the few such pages of a site tend to be linked from the
+same index, so they arrive together and would otherwise be parsed side by side."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,13 +94,29 @@ class PageResult:
 PARENT_CHECK_SECONDS = 0.5
 
 _policy: LinkPolicy | None = None
+_large_page_lock = None
 _sent: set[str] = set()
 
 
-def _start_worker(policy: LinkPolicy) -> None:
-    global _policy
+def _heap_trimmer():
+    """glibc's ``malloc_trim`` (hands the free heap back to the system), a no-op elsewhere.
+
+    Parsing a page of several MB (the JDK docs have a few of 2-6 MB) makes lexbor's tree ~10x
+    the page; once freed, that memory stays in glibc's heap (~60 MB) unless trimmed, so every
+    worker would keep the peak of the largest page it ever parsed. A trim takes ~1 ms."""
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return lambda pad: 0
+
+
+_trim_heap = _heap_trimmer()
+
+
+def _start_worker(policy: LinkPolicy, large_page_lock) -> None:
+    global _policy, _large_page_lock
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _policy = policy
+    _policy, _large_page_lock = policy, large_page_lock
     threading.Thread(target=_exit_with_parent, args=(os.getppid(),), name="parent-watch", daemon=True).start()
 
 
@@ -109,7 +133,11 @@ def process_page(body: bytes, url: str, headers: dict, layer: int) -> PageResult
 
     Runs in a worker started by :class:`PagePool` (any process with :func:`_start_worker` called)."""
     policy = _policy
-    document = extract(body, url, headers, embeds=policy.embeds, max_outlinks=policy.max_outlinks)
+    large = len(body) >= LARGE_PAGE_BYTES
+    with _large_page_lock if large else contextlib.nullcontext():
+        document = extract(body, url, headers, embeds=policy.embeds, max_outlinks=policy.max_outlinks)
+        if large:
+            _trim_heap(0)  # the page's tree is gone by now: give its memory back
     found = document.outlinks
     deep = policy.max_depth is not None and layer >= policy.max_depth
     links, hops, rejected, repeats = [], [], 0, 0
@@ -146,8 +174,9 @@ class PagePool:
 
     def __init__(self, policy: LinkPolicy, workers: int):
         self.workers = workers
-        self._executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=_start_worker, initargs=(policy,))
+        context = multiprocessing.get_context("spawn")
+        self._executor = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
+                                             initargs=(policy, context.Lock()))
 
     def warm_up(self) -> None:
         """Start every worker now, so the first pages do not wait for interpreters to start."""

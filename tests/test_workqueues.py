@@ -13,8 +13,10 @@ from pycrawler.frontier.workqueues import (
     WorkQueueFrontier,
     decode_entry,
     decode_key,
+    encode_entries,
     encode_entry,
     pending_key,
+    pending_keys,
     queue_prefix,
 )
 from pycrawler.records.crawl_url import CrawlUrl, decode, encode
@@ -85,6 +87,24 @@ def test_the_fast_entry_codec_writes_and_reads_what_the_crawl_url_codec_does(url
     assert decode_entry(encode(record)) == record
     full = CrawlUrl(ori_url=url, title="t", url_references=["x"], layer=layer)
     assert decode_entry(encode(full)) == full
+
+
+@pytest.mark.parametrize("items", [
+    ["http://a/", "http://b.example/x?y=1", "http://a/" + "p" * 300],       # the compiled path
+    ["http://a/", "http://a/\u00e9"],                                       # non-ASCII: record by record
+    ["http://a/", CrawlUrl("http://a/y", title="kept", layer=4)],          # a full record in the batch
+])
+def test_batch_entries_are_the_single_entries_packed(items):
+    urls = [i.ori_url if isinstance(i, CrawlUrl) else i for i in items]
+    data, offsets = encode_entries(items, urls, 7)
+    assert [data[a:b] for a, b in zip(offsets[:-1], offsets[1:])] == [encode_entry(i, u, 7) for i, u in zip(items, urls)]
+
+
+def test_batch_keys_are_the_single_keys_packed():
+    prefixes = [queue_prefix("a.example"), queue_prefix("\u00e9.example#8080")]
+    data, offsets = pending_keys(prefixes, [1, 0, 1], HIGH, 300, (1 << 40) + 5)
+    assert [data[a:b] for a, b in zip(offsets[:-1], offsets[1:])] == [
+        pending_key(prefixes[slot], HIGH, 300, (1 << 40) + 5 + i) for i, slot in enumerate([1, 0, 1])]
 
 
 def test_fifo_within_a_queue_and_higher_directives_jump_the_line(env):

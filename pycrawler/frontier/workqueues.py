@@ -60,11 +60,13 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 
+import numba
 import numpy as np
 
 from ..errors import BadInput
 from ..keys import fingerprints64
 from ..keys.canon import Canonicalizer, get_canonicalizer
+from ..keys.urls import packed_utf8
 from ..records.crawl_url import CrawlUrl, _read_string, decode, encode
 from ..seen.exact import ExactVisited
 from ..seen.protocol import SynchronousVisited, Visited
@@ -94,6 +96,7 @@ _CLEAN = b"clean"
 # (the tests hold both byte-equal).
 _PLAIN_TAIL = encode(CrawlUrl(ori_url="x"))[3:-4]
 _LAYER = struct.Struct(">I")
+_VERSION_BYTE = np.frombuffer(b"\x01", dtype=np.uint8)
 _INT_BIAS = 1 << 31
 _RECORD = struct.Struct(">BQQQdQ")   # version, fetched, succeeded, failed, wake (epoch s), count
 _RECORD_VERSION = 1
@@ -141,6 +144,72 @@ def decode_entry(value: bytes) -> CrawlUrl:
             return CrawlUrl(ori_url=url.decode("ascii"), layer=_LAYER.unpack_from(value, end + 1 + len(_PLAIN_TAIL))[0]
                             - _INT_BIAS)
     return decode(value)
+
+
+# Batch forms of pending_key and encode_entry: a schedule batch is built as two packed buffers
+# (what the Java side takes) in compiled loops, with no bytes object per URL.
+
+@numba.njit(cache=True)
+def _framed_kernel(buf, offsets, head, tail, out, out_offsets):
+    """Record i of ``out`` = head + record i of ``buf`` + tail."""
+    at = 0
+    for i in range(offsets.shape[0] - 1):
+        out_offsets[i] = at
+        for b in head:
+            out[at] = b
+            at += 1
+        for p in range(offsets[i], offsets[i + 1]):
+            out[at] = buf[p]
+            at += 1
+        for b in tail:
+            out[at] = b
+            at += 1
+    out_offsets[offsets.shape[0] - 1] = at
+
+
+@numba.njit(cache=True)
+def _keys_kernel(prefixes, prefix_offsets, slots, order, first, out, out_offsets):
+    """Key i = prefix ``slots[i]`` + order (2 bytes) + ordinal ``first + i`` (6 bytes big-endian)."""
+    at = 0
+    for i in range(slots.shape[0]):
+        out_offsets[i] = at
+        q = slots[i]
+        for p in range(prefix_offsets[q], prefix_offsets[q + 1]):
+            out[at] = prefixes[p]
+            at += 1
+        out[at] = order[0]
+        out[at + 1] = order[1]
+        ordinal = first + i
+        for j in range(6):
+            out[at + 7 - j] = (ordinal >> (8 * j)) & 0xFF
+        at += 8
+    out_offsets[slots.shape[0]] = at
+
+
+def pending_keys(prefixes: list[bytes], slots: np.ndarray, directive: int, precedence: int,
+                 first: int) -> tuple[bytes, np.ndarray]:
+    """Packed :func:`pending_key` of URL i = queue ``prefixes[slots[i]]``, ordinal ``first + i``."""
+    data, offsets = pack(prefixes)
+    order = np.array([directive, min(precedence, MAX_PRECEDENCE)], dtype=np.uint8)
+    slots = np.asarray(slots, dtype=np.int64)
+    out = np.empty(int(np.diff(offsets)[slots].sum()) + 8 * len(slots), dtype=np.uint8)
+    out_offsets = np.empty(len(slots) + 1, dtype=np.int32)
+    _keys_kernel(np.frombuffer(data, dtype=np.uint8), offsets, slots, order, first, out, out_offsets)
+    return out.tobytes(), out_offsets
+
+
+def encode_entries(items: Sequence[str | CrawlUrl], urls: Sequence[str], layer: int) -> tuple[bytes, np.ndarray]:
+    """Packed :func:`encode_entry` of each (item, url): a batch of plain strings whose URLs are
+    ASCII without NUL is framed in one compiled loop, any other batch record by record."""
+    if all(type(item) is str for item in items):
+        buf, offsets = packed_utf8(urls)
+        if len(buf) and buf.min() > 0 and buf.max() < 0x80:
+            tail = np.frombuffer(b"\x00" + _PLAIN_TAIL + _LAYER.pack(layer + _INT_BIAS), dtype=np.uint8)
+            out = np.empty(len(buf) + (1 + len(tail)) * len(urls), dtype=np.uint8)
+            out_offsets = np.empty(len(urls) + 1, dtype=np.int32)
+            _framed_kernel(buf, offsets, _VERSION_BYTE, tail, out, out_offsets)
+            return out.tobytes(), out_offsets
+    return pack([encode_entry(item, url, layer) for item, url in zip(items, urls)])
 
 
 # -- per-queue state ------------------------------------------------------------------------------
@@ -414,19 +483,19 @@ class WorkQueueFrontier(TodoFrontier):
                         unique = self.visited.add_many(seen_keys)
                     chosen = np.arange(len(valid)) if force else np.flatnonzero(unique)
                     chosen = chosen.tolist()
-                    result.enqueued = self._enqueue([fetch_urls[i] for i in chosen],
-                                                    [encode_entry(records[i], fetch_urls[i], layer) for i in chosen],
-                                                    directive, precedence, txn)
+                    chosen_urls = [fetch_urls[i] for i in chosen]
+                    values = encode_entries([records[i] for i in chosen], chosen_urls, layer)
+                    result.enqueued = self._enqueue(chosen_urls, values, directive, precedence, txn)
                 result.duplicates = len(valid) - int(unique.sum()) if not force else 0
             else:
-                values = [encode_entry(r, u, layer) for r, u in zip(records, fetch_urls)]
+                values = encode_entries(records, fetch_urls, layer)
                 if force:
                     result.enqueued = self._enqueue(fetch_urls, values, directive, precedence)
                     self.visited.add_batch(seen_keys)
                 else:
                     head = bytes((directive, min(precedence, MAX_PRECEDENCE)))
                     before = self.totals["enqueued"]
-                    self.visited.add_batch(seen_keys, [head + v for v in values])
+                    self.visited.add_batch(seen_keys, [head + v for v in unpack(*values)])
                     result.enqueued = self.totals["enqueued"] - before
         self.totals["rejected"] += result.rejected
         self.totals["duplicates"] += result.duplicates
@@ -444,44 +513,70 @@ class WorkQueueFrontier(TodoFrontier):
         with self._lock:
             for head, values in by_order.items():
                 urls = [_read_string(v, 1)[0] for v in values]
-                self._enqueue(urls, values, head[0], head[1])
+                self._enqueue(urls, pack(values), head[0], head[1])
 
-    def _enqueue(self, urls: list[str], values: list[bytes], directive: int, precedence: int, txn=None) -> int:
+    def _enqueue(self, urls: list[str], values: tuple[bytes, np.ndarray], directive: int, precedence: int,
+                 txn=None) -> int:
+        """Append ``urls`` (their pending values packed) to the tails of their queues, in the
+        order given, in one Java call: in ``txn``, or in a transaction of its own.
+
+        Per URL, Python only names the queue (one dict lookup); keys are built in a compiled
+        loop and the per-queue bookkeeping runs once per queue of the batch."""
         if not urls:
             return 0
         class_keys = self.assignment.class_keys(urls)
         first = self._next_ordinal
         if first + len(urls) >= ORDINAL_LIMIT:
             raise BadInput("the frontier's 48-bit ordinals are spent")
-        order = bytes((directive, min(precedence, MAX_PRECEDENCE)))
-        keys: list[bytes] = []
+        slot_of: dict[str, int] = {}
+        slots = np.array([slot_of.setdefault(k, len(slot_of)) for k in class_keys], dtype=np.int64)
+        batch_queues: list[WorkQueue] = []
         caps: list[bytes] = []
-        touched: list[WorkQueue] = []
-        queues, make = self.queues, self._queue
-        for ordinal, (class_key, value) in enumerate(zip(class_keys, values), first):
-            queue = queues.get(class_key)
+        for class_key in slot_of:
+            queue = self.queues.get(class_key)
             if queue is None:
-                queue = make(class_key)
+                queue = self._queue(class_key)
                 caps.append(queue.prefix)
-            key = queue.prefix + order + ordinal.to_bytes(6, "big")
-            keys.append(key)
-            if queue.count == 0:
-                touched.append(queue)
-            queue.count += 1
-            if queue.read_through is not None and key < queue.read_through:
-                bisect.insort(queue.buffer, (key, value))
+            batch_queues.append(queue)
+        keys = pending_keys([q.prefix for q in batch_queues], slots, directive, precedence, first)
         if txn is not None:
-            self.pending.put_many(pack(keys + caps), pack(values + [b""] * len(caps)), txn=txn)
+            self._insert(keys, values, caps, txn)
         else:
             with self.env.begin() as own:
-                self.pending.put_many(pack(keys + caps), pack(values + [b""] * len(caps)), txn=own)
+                self._insert(keys, values, caps, own)
         self._next_ordinal = first + len(urls)
+        order = bytes((directive, min(precedence, MAX_PRECEDENCE)))
         now = self.clock()
-        for queue in touched:
-            if queue.state == EMPTY:
+        for slot, (queue, count) in enumerate(zip(batch_queues, np.bincount(slots).tolist())):
+            was_empty = queue.count == 0
+            queue.count += count
+            if queue.read_through is not None and order < queue.read_through[len(queue.prefix):len(queue.prefix) + 2]:
+                # Keys of a more urgent order than what was read ahead: they join the buffer.
+                # (Within one order a new ordinal is larger than any read, so this is rare.)
+                self._buffer_early(queue, keys, values, np.flatnonzero(slots == slot).tolist())
+            if was_empty and queue.state == EMPTY:
                 self._settle(queue, now)
         self.totals["enqueued"] += len(urls)
         return len(urls)
+
+    def _insert(self, keys: tuple[bytes, np.ndarray], values: tuple[bytes, np.ndarray], caps: list[bytes],
+                txn) -> None:
+        """Write the packed pending records, and an empty cap record per new queue."""
+        if caps:
+            cap_data, cap_offsets = pack(caps)
+            keys = keys[0] + cap_data, np.concatenate([keys[1], cap_offsets[1:] + keys[1][-1]])
+            values = values[0], np.concatenate([values[1], np.full(len(caps), values[1][-1], dtype=np.int32)])
+        with je_errors(f"{self.env.path} database {PENDING!r}"):
+            self._work_queues.enqueue(self.pending.java, txn.java, self._jbytes(keys[0]), self._jints(keys[1]),
+                                      self._jbytes(values[0]), self._jints(values[1]))
+
+    @staticmethod
+    def _buffer_early(queue: WorkQueue, keys: tuple[bytes, np.ndarray], values: tuple[bytes, np.ndarray],
+                      rows: list[int]) -> None:
+        (key_data, key_offsets), (value_data, value_offsets) = keys, values
+        for i in rows:
+            bisect.insort(queue.buffer, (key_data[key_offsets[i]:key_offsets[i + 1]],
+                                         value_data[value_offsets[i]:value_offsets[i + 1]]))
 
     # -- next -------------------------------------------------------------------------------------
     def next_batch(self, n: int, now: float | None = None) -> list[CrawlUrl]:

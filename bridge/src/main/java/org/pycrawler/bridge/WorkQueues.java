@@ -1,5 +1,6 @@
 package org.pycrawler.bridge;
 
+import com.sleepycat.je.CacheMode;
 import com.sleepycat.je.Cursor;
 import com.sleepycat.je.CursorConfig;
 import com.sleepycat.je.Database;
@@ -7,6 +8,7 @@ import com.sleepycat.je.DatabaseEntry;
 import com.sleepycat.je.DatabaseException;
 import com.sleepycat.je.LockMode;
 import com.sleepycat.je.OperationStatus;
+import com.sleepycat.je.Transaction;
 
 /**
  * The Java loops of the work-queue frontier (pycrawler.frontier.workqueues), one JNI crossing
@@ -78,6 +80,33 @@ public final class WorkQueues {
             cursor.close();
         }
         return new Packed[] {keys.build(), values.build()};
+    }
+
+    /**
+     * Writes a schedule batch (records at the tails of their queues, and the caps of new
+     * queues) in {@code txn}, in key order. Each record's value leaves JE's cache as soon as it
+     * is written ({@link CacheMode#EVICT_LN}): a URL is read again only when its queue's head
+     * reaches it, so caching millions of waiting values would only make the evictor (and the
+     * garbage collector, which scans JE's cache) work; what stays cached is the tree, whose
+     * queue tails every batch touches. Returns how many records were written.
+     */
+    public static int enqueue(Database db, Transaction txn, byte[] keys, int[] koff, byte[] vals, int[] voff)
+            throws DatabaseException {
+        int[] order = BatchOrder.of(keys, koff);
+        Cursor cursor = db.openCursor(txn, null);
+        try {
+            cursor.setCacheMode(CacheMode.EVICT_LN);
+            DatabaseEntry k = new DatabaseEntry();
+            DatabaseEntry v = new DatabaseEntry();
+            for (int i : order) {
+                k.setData(keys, koff[i], koff[i + 1] - koff[i]);
+                v.setData(vals, voff[i], voff[i + 1] - voff[i]);
+                cursor.put(k, v);
+            }
+        } finally {
+            cursor.close();
+        }
+        return order.length;
     }
 
     private static boolean startsWith(DatabaseEntry key, byte[] prefixes, int start, int length) {

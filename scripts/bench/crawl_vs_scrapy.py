@@ -38,6 +38,7 @@ import dataclasses
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -218,7 +219,9 @@ def run_pycrawler(start_url: str, work: Path, concurrency: int, max_pages: int |
     if usage is None:
         run.note = "`pycrawler crawl` does not exist yet: this stage runs once the crawl engine lands"
         return run
-    command = pycrawler_command(start_url, work / "pycrawler-state", concurrency, max_pages)
+    state = work / "pycrawler-state"
+    shutil.rmtree(state, ignore_errors=True)  # a kept folder from an earlier run would be resumed, not crawled
+    command = pycrawler_command(start_url, state, concurrency, max_pages)
     missing = [flag for flag in command
                if flag.startswith("--") and not re.search(re.escape(flag) + r"(?![\w-])", usage)]
     if missing:
@@ -227,7 +230,7 @@ def run_pycrawler(start_url: str, work: Path, concurrency: int, max_pages: int |
         return run
     measure(run, command, work / "pycrawler.log")
     if run.ran:
-        read_crawl_log(work / "pycrawler-state" / "crawl.log", run)
+        read_crawl_log(state / "crawl.log", run)
     return run
 
 

@@ -10,7 +10,7 @@ compiled code, see :mod:`.md5`).
 None, non-str and empty URLs raise :class:`pycrawler.errors.BadInput`.
 """
 
-import importlib
+from ..lazy import lazy_attributes
 
 # Loaded on first use: the hashing modules bring numpy (and numba for large batches), which
 # processes that only need ``keys.canon`` (the crawl's page workers) never use.
@@ -18,11 +18,4 @@ _HOMES = {"md5_key": "md5", "md5_keys": "md5", "fingerprint64": "fingerprint", "
           "packed_utf8": "urls", "url_bytes": "urls"}
 
 __all__ = list(_HOMES)
-
-
-def __getattr__(name: str):
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _HOMES)

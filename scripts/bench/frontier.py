@@ -14,13 +14,18 @@ per call, on ``--single`` URLs each.
 
 The last line is ``key=value`` figures: ``schedule_per_s``, ``next_completed_per_s``,
 ``peak_rss_mb`` and the rest; ``*_per_cpu_s`` divide by the process's CPU time (every thread,
-the JVM's included) instead of the wall clock, which a loaded machine stretches. ``--tracemalloc`` also measures the Python heap (slower: the
-throughput figures of such a run are not comparable).
+the JVM's included: its garbage collector and JIT compiler threads run beside the calls)
+instead of the wall clock, which a loaded machine stretches; ``*_per_main_cpu_s`` divide by the
+calling thread's CPU time only (Python and the Java code it calls). ``load_before`` /
+``load_after`` are the one-minute load averages. ``--tracemalloc`` also measures the Python
+heap (slower: the throughput figures of such a run are not comparable). JVM options (heap,
+collector) come from ``PYCRAWLER_HEAP`` / ``PYCRAWLER_JVM_OPTS``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import tempfile
@@ -72,7 +77,7 @@ def main() -> None:
     parser.add_argument("--tracemalloc", action="store_true", help="measure the Python heap (slows the run)")
     args = parser.parse_args()
 
-    figures: dict[str, float] = {}
+    figures: dict[str, float] = {"load_before": os.getloadavg()[0]}
     if args.tracemalloc:
         tracemalloc.start()
     with tempfile.TemporaryDirectory(dir=args.dir) as scratch:
@@ -82,13 +87,14 @@ def main() -> None:
         visited = make_visited(args.visited, scratch, args.urls + 2 * args.single, env)
         frontier = WorkQueueFrontier(env, visited, create=True, assignment=args.assignment,
                                      canonicalizer=args.canon, politeness=Politeness.none(), prefetch=args.prefetch)
-        seconds = cpu = 0.0
+        seconds = cpu = main_cpu = 0.0
         for start in range(0, args.urls, args.batch):
             batch = urls(start, min(args.urls, start + args.batch), args.queues)
-            began, began_cpu = time.perf_counter(), time.process_time()
+            began, began_cpu, began_main = time.perf_counter(), time.process_time(), time.thread_time()
             frontier.schedule(batch)
             seconds += time.perf_counter() - began
             cpu += time.process_time() - began_cpu
+            main_cpu += time.thread_time() - began_main
             if start // args.batch % 50 == 0:
                 print(f"  scheduled {start + len(batch):,} ({(start + len(batch)) / seconds:,.0f}/s)", flush=True)
         frontier.flush()
@@ -96,6 +102,7 @@ def main() -> None:
         figures["dropped_as_seen"] = args.urls - len(frontier)
         figures["schedule_per_s"] = args.urls / seconds
         figures["schedule_per_cpu_s"] = args.urls / cpu
+        figures["schedule_per_main_cpu_s"] = args.urls / main_cpu
         print(f"schedule: {args.urls:,} URLs over {len(frontier.queues):,} queues, batches of {args.batch:,}: "
               f"{figures['schedule_per_s']:,.0f}/s", flush=True)
         if args.tracemalloc:
@@ -107,7 +114,7 @@ def main() -> None:
             frontier.schedule([url])
         figures["single_schedule_per_s"] = args.single / (time.perf_counter() - began)
 
-        done, began, began_cpu = 0, time.perf_counter(), time.process_time()
+        done, began, began_cpu, began_main = 0, time.perf_counter(), time.process_time(), time.thread_time()
         success = Outcome.success()
         while done < args.pairs:
             batch = frontier.next_batch(min(args.take, args.pairs - done))
@@ -119,6 +126,7 @@ def main() -> None:
         frontier.flush()
         figures["next_completed_per_s"] = done / (time.perf_counter() - began)
         figures["next_completed_per_cpu_s"] = done / (time.process_time() - began_cpu)
+        figures["next_completed_per_main_cpu_s"] = done / (time.thread_time() - began_main)
         print(f"next+completed: {done:,} pairs, next_batch({args.take}) + completed() each: "
               f"{figures['next_completed_per_s']:,.0f}/s", flush=True)
 
@@ -141,6 +149,7 @@ def main() -> None:
             assert len(reopened) == figures["pending"]
         figures["reopen_clean_s"] = time.perf_counter() - began
     figures["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    figures["load_after"] = os.getloadavg()[0]
     print(" ".join(f"{name}={value:.0f}" if value >= 10 else f"{name}={value:.2f}" for name, value in figures.items()))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pycrawler.errors import BadInput
+from pycrawler.frontier import workqueues
 from pycrawler.frontier.politeness import Outcome, Politeness
 from pycrawler.frontier.workqueues import (
     HIGH,
@@ -94,13 +95,19 @@ def test_the_fast_entry_codec_writes_and_reads_what_the_crawl_url_codec_does(url
     ["http://a/", "http://a/\u00e9"],                                       # non-ASCII: record by record
     ["http://a/", CrawlUrl("http://a/y", title="kept", layer=4)],          # a full record in the batch
 ])
-def test_batch_entries_are_the_single_entries_packed(items):
+@pytest.mark.parametrize("compiled", [False, True])
+def test_batch_entries_are_the_single_entries_packed(items, compiled, monkeypatch):
+    if compiled:
+        monkeypatch.setattr(workqueues, "COMPILED_BATCH", 1)
     urls = [i.ori_url if isinstance(i, CrawlUrl) else i for i in items]
     data, offsets = encode_entries(items, urls, 7)
     assert [data[a:b] for a, b in zip(offsets[:-1], offsets[1:])] == [encode_entry(i, u, 7) for i, u in zip(items, urls)]
 
 
-def test_batch_keys_are_the_single_keys_packed():
+@pytest.mark.parametrize("compiled", [False, True])
+def test_batch_keys_are_the_single_keys_packed(compiled, monkeypatch):
+    if compiled:
+        monkeypatch.setattr(workqueues, "COMPILED_BATCH", 1)
     prefixes = [queue_prefix("a.example"), queue_prefix("\u00e9.example#8080")]
     data, offsets = pending_keys(prefixes, [1, 0, 1], HIGH, 300, (1 << 40) + 5)
     assert [data[a:b] for a, b in zip(offsets[:-1], offsets[1:])] == [

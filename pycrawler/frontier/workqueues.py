@@ -60,7 +60,6 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 
-import numba
 import numpy as np
 
 from ..errors import BadInput
@@ -147,67 +146,44 @@ def decode_entry(value: bytes) -> CrawlUrl:
 
 
 # Batch forms of pending_key and encode_entry: a schedule batch is built as two packed buffers
-# (what the Java side takes) in compiled loops, with no bytes object per URL.
+# (what the Java side takes), by compiled loops for bulk batches.
 
-@numba.njit(cache=True)
-def _framed_kernel(buf, offsets, head, tail, out, out_offsets):
-    """Record i of ``out`` = head + record i of ``buf`` + tail."""
-    at = 0
-    for i in range(offsets.shape[0] - 1):
-        out_offsets[i] = at
-        for b in head:
-            out[at] = b
-            at += 1
-        for p in range(offsets[i], offsets[i + 1]):
-            out[at] = buf[p]
-            at += 1
-        for b in tail:
-            out[at] = b
-            at += 1
-    out_offsets[offsets.shape[0] - 1] = at
-
-
-@numba.njit(cache=True)
-def _keys_kernel(prefixes, prefix_offsets, slots, order, first, out, out_offsets):
-    """Key i = prefix ``slots[i]`` + order (2 bytes) + ordinal ``first + i`` (6 bytes big-endian)."""
-    at = 0
-    for i in range(slots.shape[0]):
-        out_offsets[i] = at
-        q = slots[i]
-        for p in range(prefix_offsets[q], prefix_offsets[q + 1]):
-            out[at] = prefixes[p]
-            at += 1
-        out[at] = order[0]
-        out[at + 1] = order[1]
-        ordinal = first + i
-        for j in range(6):
-            out[at + 7 - j] = (ordinal >> (8 * j)) & 0xFF
-        at += 8
-    out_offsets[slots.shape[0]] = at
+COMPILED_BATCH = 1 << 14
+"""Schedule batches of at least this many URLs build their keys and values with the numba
+loops of :mod:`.pending_kernels` (no bytes object per URL; loading numba costs ~70 MB and
+~0.3 s per process); smaller ones URL by URL in Python. A crawl schedules a few hundred new
+URLs a batch, so it never loads numba for this; a bulk schedule of 20,000 URLs does."""
 
 
 def pending_keys(prefixes: list[bytes], slots: np.ndarray, directive: int, precedence: int,
                  first: int) -> tuple[bytes, np.ndarray]:
     """Packed :func:`pending_key` of URL i = queue ``prefixes[slots[i]]``, ordinal ``first + i``."""
+    if len(slots) < COMPILED_BATCH:
+        return pack([pending_key(prefixes[slot], directive, precedence, ordinal)
+                     for ordinal, slot in enumerate(np.asarray(slots).tolist(), first)])
+    from .pending_kernels import keys_kernel
+
     data, offsets = pack(prefixes)
     order = np.array([directive, min(precedence, MAX_PRECEDENCE)], dtype=np.uint8)
     slots = np.asarray(slots, dtype=np.int64)
     out = np.empty(int(np.diff(offsets)[slots].sum()) + 8 * len(slots), dtype=np.uint8)
     out_offsets = np.empty(len(slots) + 1, dtype=np.int32)
-    _keys_kernel(np.frombuffer(data, dtype=np.uint8), offsets, slots, order, first, out, out_offsets)
+    keys_kernel(np.frombuffer(data, dtype=np.uint8), offsets, slots, order, first, out, out_offsets)
     return out.tobytes(), out_offsets
 
 
 def encode_entries(items: Sequence[str | CrawlUrl], urls: Sequence[str], layer: int) -> tuple[bytes, np.ndarray]:
-    """Packed :func:`encode_entry` of each (item, url): a batch of plain strings whose URLs are
-    ASCII without NUL is framed in one compiled loop, any other batch record by record."""
-    if all(type(item) is str for item in items):
+    """Packed :func:`encode_entry` of each (item, url): a bulk batch of plain strings whose URLs
+    are ASCII without NUL is framed in one compiled loop, any other batch record by record."""
+    if len(items) >= COMPILED_BATCH and all(type(item) is str for item in items):
         buf, offsets = packed_utf8(urls)
         if len(buf) and buf.min() > 0 and buf.max() < 0x80:
+            from .pending_kernels import framed_kernel
+
             tail = np.frombuffer(b"\x00" + _PLAIN_TAIL + _LAYER.pack(layer + _INT_BIAS), dtype=np.uint8)
             out = np.empty(len(buf) + (1 + len(tail)) * len(urls), dtype=np.uint8)
             out_offsets = np.empty(len(urls) + 1, dtype=np.int32)
-            _framed_kernel(buf, offsets, _VERSION_BYTE, tail, out, out_offsets)
+            framed_kernel(buf, offsets, _VERSION_BYTE, tail, out, out_offsets)
             return out.tobytes(), out_offsets
     return pack([encode_entry(item, url, layer) for item, url in zip(items, urls)])
 

@@ -43,6 +43,16 @@ def _skip_string(data, pos, end, starts, ends, r, f):
     return stop + 1
 
 
+@numba.njit(cache=True, inline="always")
+def _skip_strings(data, pos, end, starts, ends, r, f, n):
+    """Past ``n`` consecutive strings, recorded in columns f .. f+n-1. -1 if cut."""
+    for i in range(n):
+        pos = _skip_string(data, pos, end, starts, ends, r, f + i)
+        if pos < 0:
+            return -1
+    return pos
+
+
 @numba.njit(cache=True)
 def scan(data, offsets, starts, ends, ints, times, refs, status):
     """Field positions and fixed values of every record of a packed batch (see above).
@@ -58,21 +68,15 @@ def scan(data, offsets, starts, ends, ints, times, refs, status):
         status[r, 0] = _TRUNCATED
         f = 0
         # the text fields, with the ints between them: 2 strings, 3 ints, 3 strings, int, string, int
-        for step in range(2):
-            pos = _skip_string(data, pos, end, starts, ends, r, f)
-            f += 1
-            if pos < 0:
-                break
+        pos = _skip_strings(data, pos, end, starts, ends, r, f, 2)
+        f += 2
         if pos < 0 or pos + 12 > end:
             continue
         for j in range(3):
             ints[r, j] = _int32_at(data, pos + 4 * j)
         pos += 12
-        for step in range(3):
-            pos = _skip_string(data, pos, end, starts, ends, r, f)
-            f += 1
-            if pos < 0:
-                break
+        pos = _skip_strings(data, pos, end, starts, ends, r, f, 3)
+        f += 3
         if pos < 0 or pos + 4 > end:
             continue
         ints[r, 3] = _int32_at(data, pos)
@@ -101,11 +105,8 @@ def scan(data, offsets, starts, ends, ints, times, refs, status):
             pos += 9
         else:
             pos += 1
-        for step in range(2):
-            pos = _skip_string(data, pos, end, starts, ends, r, f)
-            f += 1
-            if pos < 0:
-                break
+        pos = _skip_strings(data, pos, end, starts, ends, r, f, 2)
+        f += 2
         if pos < 0 or pos + 4 > end:
             continue
         count = _int32_at(data, pos)

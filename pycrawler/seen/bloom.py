@@ -164,13 +164,24 @@ def _bit(g, m):
     return g % m
 
 
+@numba.njit(cache=True, inline="always")
+def _seed(key):
+    """A key's first hash (h1), shared by both formats' probe sequences."""
+    return _mix(key + np.uint64(0x9E3779B97F4A7C15))
+
+
+@numba.njit(cache=True, inline="always")
+def _probe_start(key):
+    """The first probe and the (odd) step of a key's double-hashing sequence (format 1)."""
+    h1 = _seed(key)
+    return h1, _mix(h1) | np.uint64(1)
+
+
 @numba.njit(cache=True)
 def _add_kernel(bits, m, k, keys, new):
     added = 0
     for r in range(keys.shape[0]):
-        h1 = _mix(keys[r] + np.uint64(0x9E3779B97F4A7C15))
-        h2 = _mix(h1) | np.uint64(1)
-        g = h1
+        g, h2 = _probe_start(keys[r])
         fresh = False
         for _ in range(k):
             i = _bit(g, m)
@@ -188,9 +199,7 @@ def _add_kernel(bits, m, k, keys, new):
 @numba.njit(cache=True)
 def _contains_kernel(bits, m, k, keys, hit):
     for r in range(keys.shape[0]):
-        h1 = _mix(keys[r] + np.uint64(0x9E3779B97F4A7C15))
-        h2 = _mix(h1) | np.uint64(1)
-        g = h1
+        g, h2 = _probe_start(keys[r])
         present = True
         for _ in range(k):
             i = _bit(g, m)
@@ -207,7 +216,7 @@ _GROUP = 16  # keys whose cache lines are requested together before any is used
 @numba.njit(cache=True, inline="always")
 def _block_of(key, blocks):
     """(first word of the key's block, the word its probe positions come from)."""
-    h1 = _mix(key + np.uint64(0x9E3779B97F4A7C15))
+    h1 = _seed(key)
     return _bit(h1, blocks) * np.uint64(8), _mix(h1)
 
 

@@ -40,6 +40,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import BadInput
+from ..keys.urls import utf16_units
 
 _WORD = (1 << 64) - 1
 _X_TO_THE_0 = 1 << 63
@@ -321,32 +322,6 @@ def _utf16le(text: str) -> bytes:
     _require_text(text)
     # surrogatepass: a lone surrogate is a valid Java char and is fingerprinted as one.
     return text.encode("utf-16-le", "surrogatepass")
-
-
-def utf16_units(texts: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
-    """All strings as one flat array of UTF-16 code units and each one's length in units.
-
-    The units are uint16, or uint8 when every string is ASCII.
-    """
-    texts = texts if isinstance(texts, (list, tuple)) else list(texts)
-    try:
-        joined = "".join(texts)
-    except TypeError:
-        bad = next(t for t in texts if not isinstance(t, str))
-        raise BadInput(f"expected strings to fingerprint, got {type(bad).__name__}") from None
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    if joined.isascii():
-        # The common case, and its code units fit in bytes: half the memory traffic.
-        return np.frombuffer(joined.encode("ascii"), dtype=np.uint8), lengths
-    units = np.frombuffer(_utf16le(joined), dtype="<u2").astype(np.uint16, copy=False)
-    if lengths.sum() != units.size:
-        # Characters outside the BMP take two units (a surrogate pair), as in Java: add to each
-        # string's length the number of such characters in it.
-        code_points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-        astral_before = np.concatenate(([0], np.cumsum(code_points > 0xFFFF)))
-        ends = np.cumsum(lengths)
-        lengths = lengths + astral_before[ends] - astral_before[ends - lengths]
-    return units, lengths
 
 
 def scheme_authority(url: str) -> str:

@@ -1,4 +1,5 @@
-"""Validating URLs and turning batches of them into packed UTF-8 bytes for the key kernels.
+"""Validating URLs and turning batches of them into packed code units for the key kernels:
+UTF-8 bytes (MD5, XXH64) or UTF-16 units as a Java String holds them (Heritrix, the book).
 
 Encoding: UTF-8 with ``surrogatepass``. A Python ``str`` can hold lone surrogates (from JSON
 ``"\\ud800"``, from ``surrogateescape`` decoding, from Java strings cut between a pair);
@@ -60,3 +61,30 @@ def packed_utf8(urls: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
         data = b"".join(encoded)
     np.cumsum(lengths, out=offsets[1:])
     return np.frombuffer(data, dtype=np.uint8), offsets
+
+
+def utf16_units(texts: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
+    """All strings as one flat array of UTF-16 code units and each one's length in units.
+
+    The units are uint16, or uint8 when every string is ASCII. Lone surrogates are one unit
+    each (``surrogatepass``), as in a Java ``String``.
+    """
+    texts = texts if isinstance(texts, (list, tuple)) else list(texts)
+    try:
+        joined = "".join(texts)
+    except TypeError:
+        bad = next(t for t in texts if not isinstance(t, str))
+        raise BadInput(f"expected strings, got {type(bad).__name__}") from None
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    if joined.isascii():
+        # The common case, and its code units fit in bytes: half the memory traffic.
+        return np.frombuffer(joined.encode("ascii"), dtype=np.uint8), lengths
+    units = np.frombuffer(joined.encode("utf-16-le", "surrogatepass"), dtype="<u2").astype(np.uint16, copy=False)
+    if lengths.sum() != units.size:
+        # Characters outside the BMP take two units (a surrogate pair), as in Java: add to each
+        # string's length the number of such characters in it.
+        code_points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+        astral_before = np.concatenate(([0], np.cumsum(code_points > 0xFFFF)))
+        ends = np.cumsum(lengths)
+        lengths = lengths + astral_before[ends] - astral_before[ends - lengths]
+    return units, lengths

@@ -31,35 +31,20 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import BadInput
+from ..keys.urls import utf16_units
 
 SIZE = 2 << 24
 SEEDS = (7, 11, 13, 31, 37, 61)
 STATE_BYTES = SIZE // 8
 
 
-def _packed_utf16(urls: list) -> tuple[np.ndarray, np.ndarray]:
-    """(uint16 code units, int64 offsets of n+1) of the URLs, as Java's String sees them."""
-    try:
-        text = "".join(urls)
-    except TypeError:
-        bad = next(u for u in urls if not isinstance(u, str))
-        raise BadInput(f"SimpleBloomFilter hashes strings, not {type(bad).__name__}") from None
-    lengths = np.fromiter(map(len, urls), dtype=np.int64, count=len(urls))
-    units = np.frombuffer(text.encode("utf-16-le", "surrogatepass"), dtype="<u2")
-    if len(units) != len(text):
-        # Some character is outside the BMP: Java stores it as two code units.
-        encoded = [u.encode("utf-16-le", "surrogatepass") for u in urls]
-        lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(urls)) // 2
-    offsets = np.zeros(len(urls) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    return units.astype(np.uint32), offsets
-
-
 def bit_indexes(urls: Iterable[str]) -> np.ndarray:
     """The six bits each URL sets: an (n, 6) int64 array, one column per seed in book order."""
     urls = urls if isinstance(urls, list) else list(urls)
-    units, offsets = _packed_utf16(urls)
-    lengths = np.diff(offsets)
+    units, lengths = utf16_units(urls)  # as Java's String sees them
+    units = units.astype(np.uint32)
+    offsets = np.zeros(len(urls) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
     out = np.zeros((len(urls), len(SEEDS)), dtype=np.int64)
     if not len(units):
         return out

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from heritrix_stores import Holder, crawl, queue_order, seen_keys, write_h1
-from pycrawler.frontier.todo import JeTodoFrontier
+from pycrawler.frontier.workqueues import WorkQueueFrontier, decode_entry, decode_key
 from pycrawler.heritrix import canonicalize, create_key
 from pycrawler.seen.drum import DrumVisited
 
@@ -80,19 +80,23 @@ def test_export_writes_pending_in_queue_order_and_sorted_raw_seen_keys(state, tm
     assert (tmp_path / "s.txt").read_text().split() == [f"{k:016x}" for k in sorted(seen_keys(SEEN))]
 
 
-def test_import_fills_a_fifo_frontier_in_queue_order_and_a_seen_table_keyed_as_heritrix(state, tmp_path):
+def test_import_fills_a_work_queue_frontier_in_place_and_a_seen_table_keyed_as_heritrix(state, tmp_path):
     done = pycrawler("heritrix", "import", state, "--into", tmp_path / "py")
     assert done.returncode == 0, done.stderr
+    assert "continue with: pycrawler crawl SEED... --state" in done.stdout
     manifest = json.loads((tmp_path / "py" / "heritrix-import.json").read_text())
     assert (manifest["frontier"]["urls"], manifest["seen"]["keys"]) == (len(URLS), len(SEEN))
-    with JeTodoFrontier.open(tmp_path / "py" / "frontier", "fifo") as frontier:
-        popped = frontier.get_next_batch(1000)
-    assert [(r.ori_url, r.layer) for r in popped] == [(u.uri, len(u.path_from_seed)) for u in queue_order(URLS)]
-    with DrumVisited(tmp_path / "py" / "seen") as table:
+    with WorkQueueFrontier.open(tmp_path / "py", read_only=True) as frontier:
+        assert frontier.seen_key.name == "heritrix"
+        places = [(decode_entry(v).ori_url, decode_entry(v).layer, *decode_key(k)[1:])
+                  for k, v in frontier.pending.items() if v]
+    # Every URL at its Heritrix place: directive, precedence (the holder cost), ordinal.
+    assert sorted(places) == sorted((u.uri, len(u.path_from_seed), u.directive, u.cost, u.ordinal) for u in URLS)
+    with DrumVisited(tmp_path / "py" / "drum") as table:
         keys = np.array([create_key(canonicalize(u.uri)) for u in URLS], dtype=np.uint64)
         assert table.contains_many(keys).tolist() == [i % 2 == 0 for i in range(len(URLS))]
     again = pycrawler("heritrix", "import", state, "--into", tmp_path / "py")
-    one_line_error(again, 2, "exists: import into a new or empty folder")
+    one_line_error(again, 2, "is not an empty folder: import into a new or empty folder")
 
 
 def test_a_heritrix_3_store_gets_one_clear_line_about_its_jar(shared, tmp_path):

@@ -72,13 +72,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="politeness per work queue after each fetch: 'polite' (default: 10x the fetch time, "
                         "3 to 30 s, as Heritrix), SECONDS (fixed; 0 = none), or FACTORx (e.g. 5x the fetch "
                         "time, at most 30 s). robots.txt Crawl-delay raises it")
-    p.add_argument("--seen", choices=("exact", "bloom", "drum"), default="exact",
-                   help="URL-seen table: exact JE set (default), Bloom filter, DRUM")
-    p.add_argument("--queue-policy", default="host", metavar="POLICY",
-                   help="work-queue assignment: host (default), surt, domain, bkdr (one site over 4x "
-                        "concurrency queues), bkdr:N, bkdr-host:N; one URL per queue is in flight at a time")
-    p.add_argument("--canon", choices=("safe", "heritrix"), default="safe",
-                   help="URL canonicalisation for the seen test (default safe)")
+    kept = " (kept by the state folder: a resume without it uses the folder's)"
+    p.add_argument("--seen", choices=("exact", "bloom", "drum"),
+                   help="URL-seen table: exact JE set (default), Bloom filter, DRUM" + kept)
+    p.add_argument("--queue-policy", metavar="POLICY",
+                   help="work-queue assignment: host (default), heritrix-host, surt, domain, bkdr (one site over "
+                        "4x concurrency queues), bkdr:N, bkdr-host:N; one URL per queue is in flight at a time" + kept)
+    p.add_argument("--canon", choices=("safe", "heritrix"),
+                   help="URL canonicalisation for the seen test (default safe; heritrix with --seen-key heritrix)"
+                        + kept)
+    p.add_argument("--seen-key", choices=("md5", "heritrix"),
+                   help="how URLs are keyed in the seen table: md5 (default) or heritrix (Heritrix's createKey, "
+                        "to continue or dedupe against a Heritrix crawl; implies --canon heritrix)" + kept)
     p.add_argument("--warc", type=Path, metavar="DIR", help="write WARC 1.1 files into DIR")
     p.add_argument("--trace", type=Path, metavar="FILE", help="append every extracted link to FILE")
     p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for your own servers)")
@@ -95,7 +100,7 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
     return CrawlConfig(
         seeds=args.seeds, state=args.state, scope=args.scope, max_pages=args.max_pages, max_depth=args.max_depth,
         concurrency=args.concurrency, politeness=parse_delay(args.delay), seen=args.seen,
-        queue_policy=args.queue_policy, canon=args.canon, warc=args.warc, trace=args.trace,
+        queue_policy=args.queue_policy, canon=args.canon, seen_key=args.seen_key, warc=args.warc, trace=args.trace,
         obey_robots=not args.no_robots, contact_url=contact_for(args.seeds, args.contact),
         parse_workers=args.parse_workers, progress=args.progress)
 

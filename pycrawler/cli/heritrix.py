@@ -48,12 +48,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     export.add_argument("--seen-format", choices=("raw", "hex"), default="raw",
                         help="raw (default): 8-byte big-endian unsigned records; hex: 16 hex digits a line")
 
-    imp = state_command("import", "pending URLs into a pycrawler frontier, seen keys into a Visited table",
+    imp = state_command("import", "make a pycrawler crawl state that continues the crawl (pycrawler crawl --state DIR)",
                         run_import)
     imp.add_argument("--into", required=True, metavar="DIR", help="a new or empty folder")
-    imp.add_argument("--seen-table", choices=("drum", "bloom"), default="drum",
-                     help="drum (default, exact) or bloom (approximate, see --bloom-fpr)")
+    imp.add_argument("--seen", choices=("drum", "bloom", "exact"), default="drum",
+                     help="seen table for Heritrix's keys: drum (default), bloom (approximate, see --bloom-fpr) "
+                          "or exact (a JE database)")
+    imp.add_argument("--queue-policy", metavar="POLICY",
+                     help="queue assignment of the continuing crawl (default: the one Heritrix used, detected "
+                          "from its queues: heritrix-host or surt); URLs are re-queued under it where it differs")
     imp.add_argument("--bloom-fpr", type=float, default=0.001, metavar="P", help="Bloom false-positive rate")
+    imp.add_argument("--bloom-capacity", type=int, metavar="N",
+                     help="Bloom filter capacity (default: twice Heritrix's seen count, at least 10 million)")
 
 
 def _open(args):
@@ -170,8 +176,13 @@ def run_import(args: argparse.Namespace) -> int:
     from ..heritrix.migrate import import_state
 
     with _open(args) as state:
-        manifest = import_state(state, Path(args.into), seen_table=args.seen_table, bloom_fpr=args.bloom_fpr)
-    print(f"imported {manifest['frontier']['urls']} pending URLs into {args.into}/frontier (fifo, queue order) "
-          f"and {manifest['seen']['keys']} seen keys into {args.into}/{manifest['seen']['path']} "
-          f"({manifest['seen']['kind']}, Heritrix createKey)")
+        manifest = import_state(state, Path(args.into), seen_table=args.seen, queue_policy=args.queue_policy,
+                                bloom_fpr=args.bloom_fpr, bloom_capacity=args.bloom_capacity)
+    frontier, seen = manifest["frontier"], manifest["seen"]
+    skipped = ", ".join(f"{n} {scheme}:" for scheme, n in sorted(frontier["skipped"].items()))
+    print(f"imported {frontier['urls']} pending URLs into {frontier['queues']} work queues "
+          f"({frontier['queue_policy']}; {frontier['rekeyed']} re-queued; skipped: {skipped or 'none'}) "
+          f"and {seen['keys']} seen keys into {seen['kind']} ({seen['path']}, Heritrix createKey)")
+    print(f"continue with: pycrawler crawl SEED... --state {args.into} (the job's seeds and scope; "
+          "the folder keeps the seen table, queue policy and keys)")
     return 0

@@ -35,7 +35,14 @@ State folder: one JE environment (the frontier's ``pending``, ``queues``, ``retr
 ``frontier_meta``; ``visited`` for ``--seen exact``; ``fetched``: URL (StringBinding) ->
 CrawlUrl record (binding ``crawl_url``); ``robots``), ``crawl.log``, ``crawl.json`` (the
 settings a resumed crawl must keep), ``visited.bloom`` or ``drum/`` for the other Visited
-tables.
+tables. ``pycrawler heritrix import`` writes such a folder from a Heritrix crawl
+(:mod:`pycrawler.heritrix.migrate`).
+
+Kept settings (:data:`KEPT_SETTINGS`): the Visited table, the queue policy, the
+canonicaliser and the seen-key scheme. A setting left unset (None) takes the folder's value
+from ``crawl.json``, else its default (:data:`SETTING_DEFAULTS`; the canonicaliser defaults
+to the seen-key scheme's own, ``heritrix`` for ``heritrix`` keys, else ``safe``); one set to
+another value than the folder's is refused.
 """
 
 from __future__ import annotations
@@ -54,6 +61,7 @@ from ..fetch import status as fetch_status
 from ..frontier.politeness import Outcome, Politeness
 from ..frontier.todo import JE_CONFIG
 from ..frontier.workqueues import WorkQueueFrontier
+from ..keys.schemes import get_seen_key_scheme
 from ..parse.html import HTML_TYPES, looks_like_html, mime_type
 from ..parse.links import Hop, Outlink, PathRepetitionRule, trailing_redirects
 from ..records.crawl_url import CrawlUrl, encode
@@ -72,8 +80,10 @@ MAX_TRAILING_REDIRECTS = 5
 FETCHED, ROBOTS = "fetched", "robots"
 SETTINGS_FILE = "crawl.json"
 CRAWL_LOG = "crawl.log"
-KEPT_SETTINGS = ("seen", "queue_policy", "canon")
+KEPT_SETTINGS = ("seen", "queue_policy", "canon", "seen_key")
 """Settings a state folder is bound to: a resume with other values would misread its stores."""
+SETTING_DEFAULTS = {"seen": "exact", "queue_policy": "host", "seen_key": "md5"}
+"""Values of unset kept settings in a new state folder (``canon``: the seen-key scheme's)."""
 
 TRANSIENT_STATUSES = frozenset({fetch_status.CONNECT_FAILED, fetch_status.CONNECT_LOST, fetch_status.TIMEOUT,
                                 fetch_status.ROBOTS_PREREQUISITE_FAILURE, 408, 429, 500, 502, 503, 504})
@@ -119,10 +129,11 @@ class CrawlConfig:
     max_depth: int | None = 20            # Heritrix's maxHops
     concurrency: int = 32
     politeness: Politeness = dataclasses.field(default_factory=Politeness)
-    seen: str = "exact"                   # exact | bloom | drum
+    seen: str | None = None               # exact | bloom | drum (None: the state's, else exact)
     bloom_capacity: int = 10_000_000
-    queue_policy: str = "host"            # host | surt | domain | bkdr[:N] | bkdr-host:N
-    canon: str = "safe"
+    queue_policy: str | None = None       # host | heritrix-host | surt | domain | bkdr[:N] | bkdr-host:N
+    canon: str | None = None              # safe | heritrix (None: the state's, else the seen key's)
+    seen_key: str | None = None           # md5 | heritrix (None: the state's, else md5)
     warc: Path | None = None
     trace: Path | None = None
     obey_robots: bool = True
@@ -234,15 +245,19 @@ class Crawler:
 
     # -- the state folder -------------------------------------------------------------------------
     def _check_settings(self, state: Path) -> None:
-        """Bind the state folder to the settings its stores depend on (refuse a mismatch)."""
-        chosen = {name: getattr(self.config, name) for name in KEPT_SETTINGS}
+        """Bind the state folder to the settings its stores depend on: fill the unset ones
+        from ``crawl.json`` (else the defaults), refuse a mismatch, write them back."""
         path = state / SETTINGS_FILE
-        if path.is_file():
-            stored = json.loads(path.read_text())
-            for name, value in chosen.items():
-                if name in stored and stored[name] != value:
-                    raise BadInput(f"{state} holds a crawl made with {name.replace('_', '-')} {stored[name]!r}; "
-                                   f"resume it with the same setting (got {value!r}) or use another --state")
+        stored = json.loads(path.read_text()) if path.is_file() else {}
+        chosen = {}
+        for name in KEPT_SETTINGS:
+            value = getattr(self.config, name)
+            if value is not None and stored.get(name, value) != value:
+                raise BadInput(f"{state} holds a crawl made with {name.replace('_', '-')} {stored[name]!r}; "
+                               f"resume it with the same setting (got {value!r}) or use another --state")
+            chosen[name] = value if value is not None else stored.get(name, SETTING_DEFAULTS.get(name))
+        chosen["canon"] = get_seen_key_scheme(chosen["seen_key"]).canonicalizer_for(chosen["canon"])
+        self.config = dataclasses.replace(self.config, **chosen)
         path.write_text(json.dumps(chosen | {"seeds": self.seeds}, indent=1) + "\n")
 
     def _open_visited(self, env: Environment, state: Path):
@@ -267,6 +282,7 @@ class Crawler:
         if not state.is_dir():
             raise BadInput(f"{state} is not a directory")
         self._check_settings(state)
+        config = self.config  # the kept settings resolved
         policy = config.queue_policy
         if policy == "bkdr":  # one site spread over enough queues to keep every slot busy
             policy = f"bkdr:{4 * config.concurrency}"
@@ -275,7 +291,8 @@ class Crawler:
         try:
             self.visited = self._open_visited(self.env, state)
             self.frontier = WorkQueueFrontier(self.env, self.visited, create=True, assignment=policy,
-                                              canonicalizer=config.canon, politeness=config.politeness,
+                                              seen_key=config.seen_key, canonicalizer=config.canon,
+                                              politeness=config.politeness,
                                               prefetch=16)
             self.fetched = self.env.open_database(FETCHED, create=True)
             self.robots_db = self.env.open_database(ROBOTS, create=True)

@@ -10,6 +10,10 @@ policy              class key of                    notes
 ``host``            ``http://www.Example.com:8080/``  ``www.example.com#8080``: Heritrix's
 (default)                                           ``HostnameQueueAssignmentPolicy`` (default ports
                                                     dropped, ``:`` written ``#``)
+``heritrix-host``   the same                        ``host`` as Heritrix spells it: also an https URL
+                                                    on the default port gets ``#443``
+                                                    (``https://example.com/`` -> ``example.com#443``),
+                                                    so http and https of a host are two queues
 ``surt``            the same                        ``com,example,www,#8080``: the SURT form of the
                                                     authority (``SurtAuthorityQueueAssignmentPolicy``)
 ``domain``          the same                        ``example.com``: the registered domain, one queue
@@ -20,6 +24,15 @@ policy              class key of                    notes
 ``bkdr-host:N``     any URL                         ``www.example.com/17``: BKDRHash mod N *within*
                                                     the host; politeness stays per host
 ==================  ==============================  =================================================
+
+Heritrix's policies, compared (read from Heritrix 1.14 and 3): ``HostnameQueueAssignmentPolicy``
+keys a URL by its authority without userinfo, default ports dropped, ``:`` written ``#``, and
+``#443`` added to an https URL without a port: that is ``heritrix-host`` (``host`` differs for
+https only). ``SurtAuthorityQueueAssignmentPolicy`` keys by the SURT authority, which is
+``surt`` (Heritrix keeps a URL's userinfo in the SURT, ``com,example,#8080@user``; pycrawler
+drops it, as its canonical URLs do). Heritrix 3's ``parallelQueues`` (``+N`` suffixes) and
+Heritrix 1's ``dns:`` queues (the via's host) have no counterpart: a frontier continuing such
+a crawl assigns those URLs by its own policy (see ``pycrawler heritrix import``).
 
 The trade-off of hashing (seeds/004). ``bkdr:N`` spreads the URLs of one big site over up to
 N queues, so N fetching threads can work on it at once instead of one; but every one of those
@@ -110,6 +123,15 @@ def host_key(url: str) -> str:
     return f"{host}#{port}" if port else host
 
 
+def heritrix_host_key(url: str) -> str:
+    """Heritrix's ``HostnameQueueAssignmentPolicy`` class key: :func:`host_key`, and ``#443``
+    for an https URL on the default port (Heritrix keeps it apart from http on port 80)."""
+    host, port = authority_parts(url)
+    if not port and url[:6].lower() == "https:":
+        port = DEFAULT_PORTS["https"]
+    return f"{host}#{port}" if port else host
+
+
 def _is_ip(host: str) -> bool:
     try:
         ipaddress.ip_address(host.strip("[]"))
@@ -169,6 +191,13 @@ class ByHost(QueueAssignment):
         return list(map(host_key, urls))
 
 
+class ByHeritrixHost(QueueAssignment):
+    name = "heritrix-host"
+
+    def class_keys(self, urls: Sequence[str]) -> list[str]:
+        return list(map(heritrix_host_key, urls))
+
+
 class BySurtAuthority(QueueAssignment):
     name = "surt"
 
@@ -219,15 +248,16 @@ class ByBkdrHashWithinHost(QueueAssignment):
         return class_key.rpartition("/")[0]
 
 
-POLICIES = ("host", "surt", "domain", "bkdr:N", "bkdr-host:N")
+POLICIES = ("host", "heritrix-host", "surt", "domain", "bkdr:N", "bkdr-host:N")
 
 
 def get_assignment(spec: str | QueueAssignment) -> QueueAssignment:
-    """A policy by name: ``host``, ``surt``, ``domain``, ``bkdr:N`` or ``bkdr-host:N``."""
+    """A policy by name: ``host``, ``heritrix-host``, ``surt``, ``domain``, ``bkdr:N`` or ``bkdr-host:N``."""
     if isinstance(spec, QueueAssignment):
         return spec
     name, _, count = str(spec).partition(":")
-    simple = {"host": ByHost, "surt": BySurtAuthority, "domain": ByRegisteredDomain}
+    simple = {"host": ByHost, "heritrix-host": ByHeritrixHost, "surt": BySurtAuthority,
+              "domain": ByRegisteredDomain}
     if name in simple and not count:
         return simple[name]()
     hashed = {"bkdr": ByBkdrHash, "bkdr-host": ByBkdrHashWithinHost}

@@ -19,7 +19,10 @@ database           contents
 ``queues``         one record per queue: URLs fetched, succeeded, failed, wake time, and (valid
                    after a clean close) its URL count
 ``retries``        pending key -> attempts so far, for URLs in a transient-failure retry
-``frontier_meta``  ``clean``: present after a clean close, holding the next ordinal
+``frontier_meta``  ``clean``: present after a clean close, holding the next ordinal;
+                   ``seen_key``: the seen-key scheme (:mod:`pycrawler.keys.schemes`) the
+                   Visited table is keyed by, written when the frontier is created (absent in
+                   stores made before schemes existed: ``md5``)
 =================  ==============================================================================
 
 Order within a queue is key order: a lower directive byte first (Heritrix's
@@ -32,6 +35,15 @@ stays in ``pending`` until :meth:`completed` finishes it; only then is its recor
 was in process is still in its queue, at its place near the head, and is handed out again
 after the restart. Nothing else is handed out twice: a URL enters ``pending`` only when the
 Visited table calls it new (unless forced), and a finished URL's deletion is committed.
+
+**Seen keys.** The frontier keys its Visited table by one scheme for its whole life: ``md5``
+(pycrawler's own) or ``heritrix`` (Heritrix's ``createKey`` over Heritrix's canonical form,
+so it dedupes against a Heritrix crawl's seen set). Opening a frontier with another scheme
+than the one it was created with is refused: the table would call every URL new.
+
+**Restoring.** :meth:`WorkQueueFrontier.restore` puts URLs at exact places (queue, directive,
+precedence, ordinal) without the Visited check: how a Heritrix crawl's pending URLs are
+imported (:mod:`pycrawler.heritrix.migrate`).
 
 **RAM** holds per-queue state only (a few fields and up to ``prefetch`` head records per
 queue): it grows with the number of queues, not of URLs. :meth:`next` does not cross into
@@ -63,8 +75,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from ..errors import BadInput
-from ..keys import fingerprints64
 from ..keys.canon import Canonicalizer, get_canonicalizer
+from ..keys.schemes import DEFAULT_SEEN_KEY, SeenKeyScheme, get_seen_key_scheme
 from ..keys.urls import packed_utf8
 from ..records.crawl_url import CrawlUrl, _read_string, decode, encode
 from ..seen.exact import ExactVisited
@@ -89,6 +101,7 @@ READY, IN_PROCESS, SNOOZED, INACTIVE, RETIRED, EMPTY = range(6)
 STATE_NAMES = ("ready", "in_process", "snoozed", "inactive", "retired", "empty")
 
 _CLEAN = b"clean"
+_SEEN_KEY = b"seen_key"
 # A record that holds a URL and a layer only, as the codec writes it: the version byte, the URL
 # (ASCII without NUL: JE's UTF is then the bytes themselves), 0x00, every later field at its
 # default, and the layer. Built and read directly, the common entry skips the general codec
@@ -252,7 +265,10 @@ class WorkQueueFrontier(TodoFrontier):
 
     ``visited``: any :class:`~pycrawler.seen.protocol.Visited` table (Bloom, exact JE set,
     DRUM); ``assignment``: a policy or its name (:func:`.assignment.get_assignment`);
-    ``canonicalizer``: ``safe`` (default), ``w3lib``, ``heritrix`` or ``none``;
+    ``seen_key``: how URLs are keyed in ``visited``, ``md5`` or ``heritrix``
+    (:mod:`pycrawler.keys.schemes`; None: the scheme the store was created with, ``md5`` for
+    a new one); ``canonicalizer``: ``safe``, ``w3lib``, ``heritrix`` or ``none`` (None: the
+    seen-key scheme's own, else ``safe``; ``heritrix`` keys require ``heritrix``);
     ``politeness``: the delay rule; ``queue_budget``: fetches after which a queue retires
     (None: no limit); ``max_active_queues``: queues that may be ready, in process or snoozed
     at once (None: no cap); ``prefetch``: head records read per queue per Java call;
@@ -265,7 +281,8 @@ class WorkQueueFrontier(TodoFrontier):
     order = "politeness"
 
     def __init__(self, env: Environment, visited: Visited | None = None, *, create: bool = False,
-                 assignment: str | QueueAssignment = "host", canonicalizer: str | Canonicalizer = "safe",
+                 assignment: str | QueueAssignment = "host", seen_key: str | SeenKeyScheme | None = None,
+                 canonicalizer: str | Canonicalizer | None = None,
                  politeness: Politeness | None = None, queue_budget: int | None = None,
                  max_active_queues: int | None = None, prefetch: int = 8, commit_every: int = 1000,
                  commit_interval: float = 0.2, record_interval: float = 5.0, clock=time.time):
@@ -284,7 +301,10 @@ class WorkQueueFrontier(TodoFrontier):
         self.meta = env.open_database(META, create=make) if make or META in names else None
         self.visited = visited
         self.assignment = get_assignment(assignment)
-        self.canonicalizer = get_canonicalizer(canonicalizer)
+        self.seen_key = self._bind_seen_key(seen_key, fresh=PENDING not in names)
+        given = canonicalizer if isinstance(canonicalizer, Canonicalizer) else None
+        name = self.seen_key.canonicalizer_for(given.name if given else canonicalizer)
+        self.canonicalizer = given or get_canonicalizer(name)
         self.politeness = politeness or Politeness()
         self.queue_budget = queue_budget
         self.max_active_queues = max_active_queues
@@ -339,6 +359,21 @@ class WorkQueueFrontier(TodoFrontier):
         frontier._owns_env = True
         frontier._owns_visited = own_visited
         return frontier
+
+    def _bind_seen_key(self, requested: str | SeenKeyScheme | None, fresh: bool) -> SeenKeyScheme:
+        """The store's seen-key scheme: recorded when the frontier is created; afterwards a
+        different ``requested`` scheme is refused (its keys would never match the table's)."""
+        stored = self.meta.get(_SEEN_KEY) if self.meta is not None else None
+        if stored is None and fresh and self.meta is not None:
+            scheme = get_seen_key_scheme(requested or DEFAULT_SEEN_KEY)
+            self.meta.put(_SEEN_KEY, scheme.name.encode())
+            return scheme
+        stored_name = stored.decode() if stored is not None else DEFAULT_SEEN_KEY
+        scheme = get_seen_key_scheme(requested or stored_name)
+        if scheme.name != stored_name:
+            raise BadInput(f"{self.env.path} holds a frontier whose seen keys are {stored_name!r}; opening it with "
+                           f"seen key {scheme.name!r} would call every URL it has seen new")
+        return scheme
 
     # -- restart --------------------------------------------------------------------------------
     def _load(self) -> None:
@@ -444,7 +479,7 @@ class WorkQueueFrontier(TodoFrontier):
         result = Scheduled(rejected=len(items) - len(valid))
         if not valid:
             return result
-        seen_keys = fingerprints64([canonical[i] for i in valid])
+        seen_keys = self.seen_key.keys([canonical[i] for i in valid])
         fetchable = self.canonicalizer.fetchable
         fetch_urls = [canonical[i] if fetchable else originals[i] for i in valid]
         records = [items[i] for i in valid]
@@ -500,10 +535,31 @@ class WorkQueueFrontier(TodoFrontier):
         loop and the per-queue bookkeeping runs once per queue of the batch."""
         if not urls:
             return 0
-        class_keys = self.assignment.class_keys(urls)
         first = self._next_ordinal
         if first + len(urls) >= ORDINAL_LIMIT:
             raise BadInput("the frontier's 48-bit ordinals are spent")
+        batch_queues, slots, caps = self._queues_of(self.assignment.class_keys(urls))
+        keys = pending_keys([q.prefix for q in batch_queues], slots, directive, precedence, first)
+        if txn is not None:
+            self._insert(keys, values, caps, txn)
+        else:
+            with self.env.begin() as own:
+                self._insert(keys, values, caps, own)
+        self._next_ordinal = first + len(urls)
+        order = bytes((directive, min(precedence, MAX_PRECEDENCE)))
+
+        def early(queue: WorkQueue, slot: int) -> list[int]:
+            # Keys of a more urgent order than what was read ahead join the buffer. (Within
+            # one order a new ordinal is larger than any read, so this is rare.)
+            head = queue.read_through[len(queue.prefix):len(queue.prefix) + 2]
+            return np.flatnonzero(slots == slot).tolist() if order < head else []
+
+        self._admit(batch_queues, slots, keys, values, early)
+        self.totals["enqueued"] += len(urls)
+        return len(urls)
+
+    def _queues_of(self, class_keys: Sequence[str]) -> tuple[list[WorkQueue], np.ndarray, list[bytes]]:
+        """(the batch's distinct queues, each URL's slot among them, the caps of new queues)."""
         slot_of: dict[str, int] = {}
         slots = np.array([slot_of.setdefault(k, len(slot_of)) for k in class_keys], dtype=np.int64)
         batch_queues: list[WorkQueue] = []
@@ -514,26 +570,65 @@ class WorkQueueFrontier(TodoFrontier):
                 queue = self._queue(class_key)
                 caps.append(queue.prefix)
             batch_queues.append(queue)
-        keys = pending_keys([q.prefix for q in batch_queues], slots, directive, precedence, first)
-        if txn is not None:
-            self._insert(keys, values, caps, txn)
-        else:
-            with self.env.begin() as own:
-                self._insert(keys, values, caps, own)
-        self._next_ordinal = first + len(urls)
-        order = bytes((directive, min(precedence, MAX_PRECEDENCE)))
+        return batch_queues, slots, caps
+
+    def _admit(self, batch_queues: list[WorkQueue], slots: np.ndarray, keys: tuple[bytes, np.ndarray],
+               values: tuple[bytes, np.ndarray], early) -> None:
+        """Count written URLs into their queues, once per queue: ``early(queue, slot)`` names
+        the rows of the queue's slot that sort before what it has read ahead (they join its
+        buffer); it is asked only of queues that have read ahead."""
         now = self.clock()
         for slot, (queue, count) in enumerate(zip(batch_queues, np.bincount(slots).tolist())):
             was_empty = queue.count == 0
             queue.count += count
-            if queue.read_through is not None and order < queue.read_through[len(queue.prefix):len(queue.prefix) + 2]:
-                # Keys of a more urgent order than what was read ahead: they join the buffer.
-                # (Within one order a new ordinal is larger than any read, so this is rare.)
-                self._buffer_early(queue, keys, values, np.flatnonzero(slots == slot).tolist())
+            if queue.read_through is not None:
+                self._buffer_early(queue, keys, values, early(queue, slot))
             if was_empty and queue.state == EMPTY:
                 self._settle(queue, now)
-        self.totals["enqueued"] += len(urls)
-        return len(urls)
+
+    def restore(self, entries: Sequence[tuple[str, int, int, int, bytes]]) -> int:
+        """Put URLs back at exact places: each entry is (class key, directive, precedence,
+        ordinal, pending value), as another frontier held it (a Heritrix crawl's ``pending``,
+        see :mod:`pycrawler.heritrix.migrate`). Returns how many were written.
+
+        No Visited check: the URLs are already in the seen set they came with. The batch is
+        written in one transaction and one Java call; later ordinals of this frontier start
+        above the largest restored one, so new URLs queue behind them. A key the frontier
+        holds already is refused (the batch is then not written)."""
+        self._require_writable()
+        entries = list(entries)
+        if not entries:
+            return 0
+        for _, directive, precedence, ordinal, _ in entries:
+            if not (0 <= directive <= MAX_PRECEDENCE and 0 <= precedence and 0 <= ordinal < ORDINAL_LIMIT):
+                raise BadInput(f"a restored URL needs directive 0..{MAX_PRECEDENCE}, precedence >= 0 and a "
+                               f"48-bit ordinal; got {directive}, {precedence}, {ordinal}")
+        prefixes: dict[str, bytes] = {}
+        key_list = [pending_key(prefixes.get(class_key) or prefixes.setdefault(class_key, queue_prefix(class_key)),
+                                directive, precedence, ordinal)
+                    for class_key, directive, precedence, ordinal, _ in entries]
+        with self._lock:
+            if len(set(key_list)) < len(key_list):
+                raise BadInput("restore was given two URLs for one place (same queue, directive, precedence, ordinal)")
+            keys, values = pack(key_list), pack([e[4] for e in entries])
+            with self.env.begin() as txn:
+                held = np.flatnonzero(self.pending.contains_many(keys, txn=txn))
+                if len(held):
+                    queue, _, _, ordinal, _ = entries[held[0]]
+                    raise BadInput(f"restore would overwrite {len(held)} pending URLs of {self.env.path} (the first: "
+                                   f"queue {queue!r}, ordinal {ordinal})")
+                batch_queues, slots, caps = self._queues_of([e[0] for e in entries])
+                self._insert(keys, values, caps, txn)
+            self._next_ordinal = max(self._next_ordinal, max(e[3] for e in entries) + 1)
+
+            def early(queue: WorkQueue, slot: int) -> list[int]:
+                data, offsets = keys
+                return [i for i in np.flatnonzero(slots == slot).tolist()
+                        if data[offsets[i]:offsets[i + 1]] < queue.read_through]
+
+            self._admit(batch_queues, slots, keys, values, early)
+            self.totals["restored"] += len(entries)
+            return len(entries)
 
     def _insert(self, keys: tuple[bytes, np.ndarray], values: tuple[bytes, np.ndarray], caps: list[bytes],
                 txn) -> None:

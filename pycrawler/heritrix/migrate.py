@@ -1,22 +1,37 @@
-"""Move a Heritrix crawl into pycrawler: pending URLs into a frontier, seen keys into a
-Visited table, so the crawl can be continued, or deduplicated against, from Python.
+"""Move a Heritrix crawl into a pycrawler crawl state, so ``pycrawler crawl`` continues it.
 
-Layout of the target folder ``DIR``:
+``import_state(state, DIR)`` leaves in ``DIR`` what ``pycrawler crawl --state DIR`` resumes:
 
-``DIR/frontier/``
-    pycrawler's TODO frontier (:class:`~pycrawler.frontier.todo.JeTodoFrontier`) in ``fifo``
-    order, filled in Heritrix's queue order (queue by queue; within a queue, as Heritrix would
-    have handed the URLs out). Each URL becomes a ``CrawlUrl`` with ``ori_url`` = the URI and
-    ``layer`` = the length of its ``pathFromSeed`` (its hop count); the other fields Heritrix
-    kept are in ``pycrawler heritrix export --pending``.
-``DIR/seen/`` (DRUM, the default) or ``DIR/seen.bloom`` (a Bloom filter)
-    Heritrix's ``alreadySeenUrl`` keys, unchanged: Heritrix's ``createKey`` of the canonical
-    URL. Check a URL against it with :func:`heritrix_keys` (not the Visited URL forms, which
-    key URLs by MD5).
+``DIR/*.jdb`` (one JE environment)
+    the work-queue frontier (:mod:`pycrawler.frontier.workqueues`): every pending http(s) URL
+    of Heritrix, restored with its scheduling directive, precedence (Heritrix 1: the holder
+    cost) and Heritrix's ordinal, so each queue hands its URLs out in Heritrix's order; the
+    frontier's ordinals continue above Heritrix's. A URL's record carries its hop count
+    (``layer`` = length of ``pathFromSeed``) and ``pathFromSeed`` + via, as the crawl's own
+    discovered URLs do. Its seen-key scheme is ``heritrix``.
+``DIR/drum/`` (DRUM, the default), ``DIR/visited.bloom`` (Bloom) or the ``visited`` database (exact)
+    Heritrix's ``alreadySeenUrl`` keys, unchanged: ``createKey`` of Heritrix's canonical
+    URL. The continuing crawl keys its new links the same way (:func:`heritrix_keys`), so
+    nothing Heritrix saw is fetched again.
+``DIR/crawl.json``
+    the settings the state is bound to: ``seen``, ``queue_policy``, ``canon`` = heritrix,
+    ``seen_key`` = heritrix (a resume with other values is refused).
 ``DIR/heritrix-import.json``
-    Where it came from, how many of each were imported, and the key scheme.
+    where it came from, what was imported where, what was left out.
 
-The target must not hold a frontier or seen table yet: an import never mixes with other data.
+**Queues.** Politeness needs one site in one queue, imported URLs and new links alike. So
+every imported URL is assigned by the policy the crawl continues with; by default that is the
+policy Heritrix used, detected from its class keys (:func:`detect_queue_policy`), whose keys
+pycrawler reproduces (``heritrix-host``, ``surt``): the queues come over unchanged. URLs whose
+Heritrix key the policy does not reproduce (Heritrix 3's ``+N`` parallel queues, another
+``--queue-policy``) join the queue the continuing policy gives them, still in Heritrix's order
+(its ordinals are one sequence over the whole crawl); the manifest counts them (``rekeyed``).
+
+**Left out**: URLs other than http(s) (Heritrix's ``dns:`` lookups, ``whois:``...; pycrawler
+resolves hosts itself), Heritrix's per-queue and per-host state (budgets, politeness
+snoozes, robots.txt, cookies), and its fetch history (the crawl log stays Heritrix's).
+
+The target must be a new or empty folder: an import never mixes with other data.
 """
 
 from __future__ import annotations
@@ -29,16 +44,19 @@ from typing import Any
 import numpy as np
 
 from ..errors import BadInput, SetupError
-from ..records.crawl_url import CrawlUrl
+from ..records.crawl_url import encode
 from .canon import canonicalize_many
 from .export import DECODE_BATCH, pending_urls, value_decoder
 from .fingerprint import create_keys
-from .pending import KRYO_NEEDS
+from .pending import KRYO_NEEDS, cap_queue, is_cap_key, parse_key
 from .state import HeritrixState
 
-SEEN_TABLES = ("drum", "bloom")
-KEY_SCHEME = "heritrix-createKey(canonical url)"
+SEEN_TABLES = ("drum", "bloom", "exact")
+SEEN_PATHS = {"drum": "drum", "bloom": "visited.bloom", "exact": "visited"}
+"""Where the crawl engine looks for each seen table (``exact``: a database of the environment)."""
+SEEN_KEY = "heritrix"
 MANIFEST = "heritrix-import.json"
+FETCHABLE_SCHEMES = ("http://", "https://")
 
 
 def heritrix_keys(urls: list[str], *, canonical: bool = True) -> np.ndarray:
@@ -46,60 +64,119 @@ def heritrix_keys(urls: list[str], *, canonical: bool = True) -> np.ndarray:
     return create_keys(canonicalize_many(urls) if canonical else urls)
 
 
-def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", bloom_fpr: float = 0.001,
+def detect_queue_policy(class_keys: list[str]) -> str:
+    """The pycrawler policy that reproduces the class keys of Heritrix's queues: ``surt`` when
+    they are SURT authorities (``com,example,www,``), else ``heritrix-host`` (Heritrix's
+    default ``HostnameQueueAssignmentPolicy``)."""
+    surt_like = sum(1 for key in class_keys if key.partition("#")[0].partition("@")[0].endswith(","))
+    return "surt" if class_keys and surt_like * 2 >= len(class_keys) else "heritrix-host"
+
+
+def heritrix_class_keys(state: HeritrixState) -> list[str]:
+    """The class keys of the state's queues (read from the keys of ``pending``)."""
+    keys: dict[str, None] = {}
+    for key, _ in state.pending_records(keys_only=True):
+        keys.setdefault(cap_queue(key) if is_cap_key(key) else parse_key(key).queue)
+    return list(keys)
+
+
+def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", queue_policy: str | None = None,
+                 bloom_fpr: float = 0.001, bloom_capacity: int | None = None,
                  batch: int = DECODE_BATCH) -> dict[str, Any]:
-    """Import ``state`` into the folder ``into``; returns what the manifest records."""
+    """Import ``state`` into the folder ``into`` (see the module docstring); returns the manifest."""
+    from ..crawl.engine import SETTINGS_FILE
+    from ..frontier.assignment import get_assignment
+
     if seen_table not in SEEN_TABLES:
         raise BadInput(f"the seen table must be one of {', '.join(SEEN_TABLES)}, not {seen_table!r}")
     into = Path(into)
-    for existing in ("frontier", "seen", "seen.bloom", MANIFEST):
-        if (into / existing).exists():
-            raise BadInput(f"{into / existing} exists: import into a new or empty folder")
+    if into.exists() and (not into.is_dir() or any(into.iterdir())):
+        raise BadInput(f"{into} is not an empty folder: import into a new or empty folder")
+    detected = detect_queue_policy(heritrix_class_keys(state))
+    policy = get_assignment(queue_policy or detected)
     into.mkdir(parents=True, exist_ok=True)
-    pending = _import_pending(state, into / "frontier", batch)
-    seen = _import_seen(state, into, seen_table, bloom_fpr)
+    frontier, seen = _import(state, into, policy, seen_table, bloom_fpr, bloom_capacity, batch)
+    settings = {"seen": seen_table, "queue_policy": policy.name, "canon": "heritrix", "seen_key": SEEN_KEY}
+    (into / SETTINGS_FILE).write_text(json.dumps(settings, indent=1) + "\n")
     manifest = {
         "source": str(state.path.resolve()),
         "checkpoint": state.checkpoint.name if state.checkpoint else None,
         "heritrix": state.heritrix,
         "log_version": state.log_version,
-        "frontier": {"path": "frontier", "kind": "todo", "order": "fifo", "urls": pending},
-        "seen": {"path": "seen" if seen_table == "drum" else "seen.bloom", "kind": seen_table,
-                 "keys": seen, "key_scheme": KEY_SCHEME},
+        "frontier": {"kind": "workqueues", "path": ".", "detected_policy": detected, **frontier},
+        "seen": {"path": SEEN_PATHS[seen_table], "kind": seen_table, "keys": seen, "key_scheme": SEEN_KEY},
+        "crawl_settings": settings,
     }
     (into / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
 
 
-def _import_pending(state: HeritrixState, path: Path, batch: int) -> int:
-    from ..frontier.todo import JeTodoFrontier
+def _import(state: HeritrixState, into: Path, policy, seen_table: str, bloom_fpr: float,
+            bloom_capacity: int | None, batch: int) -> tuple[dict[str, Any], int]:
+    from ..frontier.todo import JE_CONFIG
+    from ..frontier.workqueues import WorkQueueFrontier
+    from ..store import Environment
+
+    with Environment(into, create=True, durability="write_no_sync", config=JE_CONFIG) as env:
+        frontier = WorkQueueFrontier(env, None, create=True, assignment=policy, seen_key=SEEN_KEY)
+        try:
+            pending = _import_pending(state, frontier, batch)
+        finally:
+            frontier.close()
+        seen = _import_seen(state, into, env, seen_table, bloom_fpr, bloom_capacity)
+    return pending, seen
+
+
+def _import_pending(state: HeritrixState, frontier, batch: int) -> dict[str, Any]:
+    from ..crawl.engine import discovered
 
     decode_many = value_decoder(state)
     rows = pending_urls(state, decode_many)
-    first = list(islice(rows, batch))
-    if first and decode_many is None:
+    chunk = list(islice(rows, batch))
+    if chunk and decode_many is None:
         raise SetupError(f"cannot import {state.path}'s pending URLs: {KRYO_NEEDS} (the seen keys need no "
                          "decoding: they can be exported with --seen)")
-    count = 0
-    with JeTodoFrontier.open(path, "fifo", create=True) as frontier:
-        chunk = first
-        while chunk:
-            frontier.put_urls([CrawlUrl(ori_url=row["uri"], layer=len(row.get("pathFromSeed") or ""))
-                               for row in chunk])
-            count += len(chunk)
-            chunk = list(islice(rows, batch))
-    return count
+    urls = rekeyed = last_ordinal = 0
+    skipped: dict[str, int] = {}
+    while chunk:
+        kept = []
+        for row in chunk:
+            if row["uri"].lower().startswith(FETCHABLE_SCHEMES):
+                kept.append(row)
+            else:
+                scheme = row["uri"].partition(":")[0].lower()
+                skipped[scheme] = skipped.get(scheme, 0) + 1
+        class_keys = frontier.assignment.class_keys([row["uri"] for row in kept])
+        entries = []
+        for row, class_key in zip(kept, class_keys):
+            path = row.get("pathFromSeed") or ""
+            record = discovered(row["uri"], len(path), path, row.get("via"))
+            entries.append((class_key, row["directive"], row["precedence"], row["ordinal"], encode(record)))
+            rekeyed += class_key != row["queue"]
+            last_ordinal = max(last_ordinal, row["ordinal"])
+        urls += frontier.restore(entries)
+        chunk = list(islice(rows, batch))
+    return {"urls": urls, "queues": len(frontier.queues), "queue_policy": frontier.assignment.name,
+            "rekeyed": rekeyed, "skipped": skipped, "last_heritrix_ordinal": last_ordinal}
 
 
-def _import_seen(state: HeritrixState, into: Path, seen_table: str, bloom_fpr: float) -> int:
+def _import_seen(state: HeritrixState, into: Path, env, seen_table: str, bloom_fpr: float,
+                 bloom_capacity: int | None) -> int:
     if seen_table == "bloom":
+        from ..crawl.engine import CrawlConfig
         from ..seen.bloom import BloomFilter
 
-        table = BloomFilter.create(into / "seen.bloom", max(state.seen_count(), 1), bloom_fpr)
-    else:
+        # Room for the crawl that continues, not just for what Heritrix saw.
+        capacity = bloom_capacity or max(2 * state.seen_count(), CrawlConfig.bloom_capacity)
+        table = BloomFilter.create(into / SEEN_PATHS["bloom"], capacity, bloom_fpr)
+    elif seen_table == "drum":
         from ..seen.drum import DrumVisited
 
-        table = DrumVisited(into / "seen")
+        table = DrumVisited(into / SEEN_PATHS["drum"])
+    else:
+        from ..seen.exact import ExactVisited
+
+        table = ExactVisited(env, SEEN_PATHS["exact"], create=True)
     count = 0
     with table:
         for keys in state.seen_keys():

@@ -1,4 +1,5 @@
-"""URL keys: the book's MD5 key and the 64-bit fingerprints the Visited tables use.
+"""URL keys: the book's MD5 key, the 64-bit fingerprints the Visited tables use, and the
+seen-key schemes a frontier chooses between (:mod:`.schemes`).
 
 >>> md5_key("http://example.com/")
 'a6bf1757fff057f266b697df9cf176fd'
@@ -15,7 +16,8 @@ from ..lazy import lazy_attributes
 # Loaded on first use: the hashing modules bring numpy (and numba for large batches), which
 # processes that only need ``keys.canon`` (the crawl's page workers) never use.
 _HOMES = {"md5_key": "md5", "md5_keys": "md5", "fingerprint64": "fingerprint", "fingerprints64": "fingerprint",
-          "packed_utf8": "urls", "url_bytes": "urls"}
+          "packed_utf8": "urls", "url_bytes": "urls", "SeenKeyScheme": "schemes", "SEEN_KEY_SCHEMES": "schemes",
+          "get_seen_key_scheme": "schemes"}
 
 __all__ = list(_HOMES)
 __getattr__ = lazy_attributes(__name__, _HOMES)

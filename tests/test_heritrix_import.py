@@ -215,3 +215,46 @@ def test_a_resume_with_another_seen_key_is_refused_and_the_target_must_be_empty(
     again = pycrawler("heritrix", "import", tmp_path / "job" / "state", "--into", state)
     assert again.returncode == 2 and "is not an empty folder: import into a new or empty folder" in again.stderr
     assert sorted(p.name for p in state.iterdir()) == before
+
+
+@pytest.fixture(scope="module")
+def small_job(tmp_path_factory):
+    """Heritrix's default queues for an http and an https host; two URLs seen."""
+    path = tmp_path_factory.mktemp("job") / "state"
+    write_h1(path, [Queued("example.com", "http://example.com/a", None, "", NORMAL, 1, 1, True),
+                    Queued("example.com#443", "https://example.com/b", None, "", NORMAL, 1, 2, True)],
+             ["http://example.com/a", "https://example.com/b"])
+    return path
+
+
+@pytest.mark.parametrize("seen", ["bloom", "exact"])
+def test_seen_keys_land_where_the_crawl_engine_opens_them(small_job, tmp_path, seen):
+    from pycrawler.heritrix.migrate import import_state
+    from pycrawler.heritrix.state import HeritrixState
+    from pycrawler.seen.bloom import BloomFilter
+    from pycrawler.store import Environment
+
+    with HeritrixState.open(small_job) as state:
+        manifest = import_state(state, tmp_path / "py", seen_table=seen)
+    keys = heritrix_keys(["http://example.com/a", "https://example.com/b", "http://example.com/c"])
+    if seen == "bloom":
+        with BloomFilter.open(tmp_path / "py" / "visited.bloom") as table:
+            assert table.contains_many(keys).tolist() == [True, True, False]
+    else:
+        with Environment(tmp_path / "py") as env:
+            assert ExactVisited(env, "visited", create=False).contains_many(keys).tolist() == [True, True, False]
+    assert manifest["crawl_settings"]["seen"] == seen
+
+
+def test_another_queue_policy_requeues_the_urls_it_keys_differently(small_job, tmp_path):
+    from pycrawler.heritrix.migrate import import_state
+    from pycrawler.heritrix.state import HeritrixState
+
+    with HeritrixState.open(small_job) as state:
+        detected = import_state(state, tmp_path / "same")["frontier"]
+        chosen = import_state(state, tmp_path / "host", queue_policy="host")["frontier"]
+    assert (detected["queue_policy"], detected["queues"], detected["rekeyed"]) == ("heritrix-host", 2, 0)
+    # pycrawler's host policy puts https on port 443 in the http queue: one queue for the host.
+    assert (chosen["queue_policy"], chosen["queues"], chosen["rekeyed"]) == ("host", 1, 1)
+    with WorkQueueFrontier.open(tmp_path / "host", read_only=True) as frontier:
+        assert [place[0] for place in pending_places(frontier)] == ["example.com", "example.com"]

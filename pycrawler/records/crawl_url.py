@@ -43,6 +43,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from ..gc_pause import gc_paused
 from ..store.bindings import Binding, register_binding
 from ..store.tuple import NULL_STRING, TupleFormatError, java_utf, java_utf_decode
 
@@ -259,10 +260,11 @@ def decode_packed(data, offsets) -> list[CrawlUrl]:
     n = len(bounds) - 1
     if n <= 0:
         return []
-    if n < COMPILED_BATCH:
-        bounds = bounds.tolist()
-        return [_decode_record(data[start:end]) for start, end in zip(bounds, bounds[1:])]
-    return _decode_scanned(data, bounds, n)
+    with gc_paused():
+        if n < COMPILED_BATCH:
+            bounds = bounds.tolist()
+            return [_decode_record(data[start:end]) for start, end in zip(bounds, bounds[1:])]
+        return _decode_scanned(data, bounds, n)
 
 
 def _decode_record(data: bytes) -> CrawlUrl:
@@ -351,10 +353,11 @@ def decode(data: bytes) -> CrawlUrl:
 def decode_many(values: Sequence[bytes]) -> list[CrawlUrl]:
     """:func:`decode` for a batch of records."""
     values = values if isinstance(values, list) else list(values)
-    if len(values) < COMPILED_BATCH:
-        return [_decode_record(bytes(value)) for value in values]
-    lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
-    return _decode_scanned(b"".join(values), np.concatenate(([0], np.cumsum(lengths))), len(values))
+    with gc_paused():
+        if len(values) < COMPILED_BATCH:
+            return [_decode_record(bytes(value)) for value in values]
+        lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+        return _decode_scanned(b"".join(values), np.concatenate(([0], np.cumsum(lengths))), len(values))
 
 
 def to_dict(record: CrawlUrl) -> dict:

@@ -8,7 +8,10 @@ in batches of ``--batch`` (one transaction and one JNI crossing each), then come
 ``get_next_batch`` until the store is empty. The baseline in the same run is the book's
 one-at-a-time protocol (``put_url`` / ``get_next``: a transaction per record) on
 ``--single-records`` records. Records look like a crawl's TODO entries: URL, IP form of the
-URL, number, layer and a hit count; they are built before the clock starts. Durability is the
+URL, number, layer and a hit count; they are built before the clock starts. Before each
+order is timed, ``--warmup`` other records go through a scratch store of that order, so the
+JVM has compiled JE's paths for both orders alike (the order timed first would otherwise pay
+for the JIT, and the garbage collector's sizing, alone). Durability is the
 frontier's default (``write_no_sync``: every batch survives kill -9). The last line is
 ``key=value`` figures; ``put_per_s`` / ``get_per_s`` are the key (book) order's.
 """
@@ -68,6 +71,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--batch", type=int, default=10_000, help="records per put_urls / get_next_batch")
     parser.add_argument("--single-records", type=int, default=20_000, help="records for the one-at-a-time baseline")
+    parser.add_argument("--warmup", type=int, default=100_000, help="records through a scratch store first")
     parser.add_argument("--cache-mb", type=int, help="JE cache (default JE's: 60%% of the JVM heap, PYCRAWLER_HEAP)")
     parser.add_argument("--dir", type=Path, help="where the stores go (default: a temporary directory)")
     args = parser.parse_args()
@@ -79,6 +83,10 @@ def main() -> None:
     figures = {}
     with tempfile.TemporaryDirectory(dir=args.dir) as scratch:
         for order in ("key", "fifo"):
+            if args.warmup:
+                with JeTodoFrontier.open(Path(scratch) / f"warmup-{order}", order, create=True,
+                                         cache_size=cache_size) as frontier:
+                    batched(frontier, make_records(args.warmup, salt="-warmup"), args.batch)
             with JeTodoFrontier.open(Path(scratch) / order, order, create=True,
                                      cache_size=cache_size) as frontier:
                 put_rate, get_rate, put_cpu, get_cpu = batched(frontier, records, args.batch)

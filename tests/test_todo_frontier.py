@@ -56,6 +56,41 @@ def test_a_damaged_record_stops_the_pop_and_puts_the_batch_back(env, order):
     assert todo.get_next().ori_url == "http://a/"
 
 
+def test_batches_over_many_chunks_keep_the_order_and_a_repeated_url_keeps_its_last_record(env, order):
+    todo = JeTodoFrontier(env, order, create=True)
+    todo.CHUNK = 3  # ten records: four chunks each way, the Java calls on the worker thread
+    given = [CrawlUrl(f"http://{name}/") for name in "jcaihgbfde"] + [CrawlUrl("http://c/", layer=7)]
+    assert todo.put_urls(given) == 11
+    popped = todo.get_next_batch(4) + todo.get_next_batch(100)
+    if order == "key":
+        assert urls(popped) == [f"http://{name}/" for name in "abcdefghij"]
+        assert popped[2].layer == 7
+    else:
+        assert popped == given
+    assert len(todo) == 0 and todo.get_next_batch(5) == []
+
+
+def test_a_record_that_cannot_be_encoded_in_a_later_chunk_stores_nothing_of_its_batch(env, order):
+    todo = JeTodoFrontier(env, order, create=True)
+    todo.CHUNK = 2
+    batch = [CrawlUrl(f"http://{i}/") for i in range(7)] + [CrawlUrl("http://9/", url_no=2**40)]
+    with pytest.raises(BadInput, match="url_no"):
+        todo.put_urls(batch)
+    assert len(todo) == 0
+
+
+def test_a_damaged_record_on_a_later_page_puts_every_page_back(env, order):
+    todo = JeTodoFrontier(env, order, create=True)
+    todo.CHUNK = 2
+    todo.put_urls([CrawlUrl(f"http://{i}/") for i in range(6)])
+    fifth = list(todo.db.keys())[4]
+    todo.db.put(fifth, b"\x01garbage")
+    with pytest.raises(BadInput, match="damaged"):
+        todo.get_next_batch(6)
+    assert len(todo) == 6
+    assert urls(todo.get_next_batch(4)) == [f"http://{i}/" for i in range(4)]
+
+
 def test_fifo_order_pops_in_put_order_keeping_duplicates(env):
     todo = JeTodoFrontier(env, "fifo", create=True)
     todo.put_urls([CrawlUrl("http://c/"), CrawlUrl("http://a/")])

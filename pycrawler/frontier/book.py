@@ -22,6 +22,7 @@ carry them, so this layout holds times within years 1..9999 (pycrawler's own lay
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 
 from ..errors import BadInput
@@ -29,7 +30,7 @@ from ..records.crawl_url import INT_MAX, INT_MIN, CrawlUrl
 from ..store import Environment
 from ..store.catalog import ClassCatalog
 from ..store.serial import BlockData, JavaObject, JavaTimestamp, SerialDecoder, SerialEncoder, java_class
-from .todo import JeFrontier, require_url, sorted_entries
+from .todo import JeFrontier, require_url, sorted_entry_chunks
 
 CATALOG_DATABASE = "java_class_catalog"
 URL_DATABASE = "URL"
@@ -152,10 +153,12 @@ class BookFrontier(JeFrontier):
         return cls._open_env(path, create=create, read_only=read_only, durability=durability, cache_size=cache_size,
                              make=lambda env: cls(env, create=create and not read_only))
 
-    def _entries(self, records: list[CrawlUrl]) -> tuple[tuple, tuple]:
+    def _entry_chunks(self, records: list[CrawlUrl]) -> Iterator[tuple[tuple, tuple]]:
         keys = [self._encoder.encode_string(require_url(r)) for r in records]
-        values = [self._encoder.encode_object(BOOK_CLASS, to_book_values(r)) for r in records]
-        return sorted_entries(keys, values)
+        return sorted_entry_chunks(keys, records, self._encode_values, self.CHUNK)
+
+    def _encode_values(self, records: list[CrawlUrl]) -> list[bytes]:
+        return [self._encoder.encode_object(BOOK_CLASS, to_book_values(r)) for r in records]
 
     def _records(self, values: tuple[bytes, ...]) -> list[CrawlUrl]:
         return [from_book_object(self._decoder.decode(v, "book CrawlUrl"), f"{self.db.name!r} record") for v in values]

@@ -31,7 +31,7 @@ from __future__ import annotations
 import abc
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -39,6 +39,7 @@ from ..errors import BadInput
 from ..records.crawl_url import CrawlUrl, decode_packed, encode_many
 from ..store import Environment
 from ..store.java_errors import je_errors
+from ..store.java_worker import JavaWorker
 from ..store.mapping import SortedMap
 from ..store.packing import pack, pack_fixed, unpack
 from ..store.tuple import java_utf
@@ -89,18 +90,30 @@ def _sequence_number(key: bytes) -> int:
     return int.from_bytes(key, "big") - (1 << 63)
 
 
-def sorted_entries(keys: list[bytes], values: list[bytes]) -> tuple[tuple, tuple]:
-    """Keys and values packed in key order, for one ``put_many``. JE inserts a sorted batch
-    several times faster (neighbouring tree nodes); the sort is stable, so of a key given
-    twice the later value is written last and wins, as it would one at a time."""
+def sorted_entry_chunks(keys: list[bytes], records: list, encode: Callable[[list], list[bytes]],
+                        size: int) -> Iterator[tuple[tuple, tuple]]:
+    """Packed (keys, values) chunks of at most ``size`` records, in ascending key order
+    overall; ``encode`` turns a chunk's records into their values, chunk by chunk, so the
+    encoding can overlap with the writes. JE inserts a sorted batch several times faster
+    (neighbouring tree nodes). The sort is stable, so of a key given twice the later value
+    is written last and wins, as it would one at a time."""
     by_key = sorted(range(len(keys)), key=keys.__getitem__)
-    return pack([keys[i] for i in by_key]), pack([values[i] for i in by_key])
+    for start in range(0, len(by_key), size):
+        chunk = by_key[start:start + size]
+        yield pack([keys[i] for i in chunk]), pack(encode([records[i] for i in chunk]))
 
 
 class JeFrontier(TodoFrontier):
-    """What every JE-backed TODO store shares: a put is one transaction and one JNI crossing,
-    a pop takes the head of the database in key order (one cursor walk in Java that reads and
-    deletes, in one transaction). Subclasses say how records become entries and back."""
+    """What every JE-backed TODO store shares: a put is one transaction, a pop takes the head
+    of the database in key order (cursor walks in Java that read and delete, in one
+    transaction). Subclasses say how records become entries and back.
+
+    A batch crosses into the JVM once per ``CHUNK`` records, and those crossings run on a
+    :class:`~pycrawler.store.java_worker.JavaWorker` thread while this one encodes the next
+    chunk (put) or decodes the last page (pop): the JE half and the Python half of a large
+    batch overlap on two cores."""
+
+    CHUNK = 2500
 
     def __init__(self, env: Environment, db):
         self.env = env
@@ -110,6 +123,7 @@ class JeFrontier(TodoFrontier):
         # Every live record's key is >= this (None: unknown, as after opening). Pops start
         # their walk here instead of stepping over the slots of records already popped.
         self._resume_from: bytes | None = None
+        self._java = JavaWorker()
 
     @classmethod
     def _open_env(cls, path, *, create: bool, read_only: bool, durability: str, cache_size: int | None,
@@ -125,8 +139,9 @@ class JeFrontier(TodoFrontier):
         return frontier
 
     @abc.abstractmethod
-    def _entries(self, records: list[CrawlUrl]) -> tuple[tuple, tuple]:
-        """Packed keys, in ascending order, and values for ``records``; runs under the lock."""
+    def _entry_chunks(self, records: list[CrawlUrl]) -> Iterator[tuple[tuple, tuple]]:
+        """Packed (keys, values) of ``records``, in chunks of at most ``CHUNK`` records and
+        ascending key order overall; runs under the lock."""
 
     @abc.abstractmethod
     def _records(self, values: list[bytes]) -> list[CrawlUrl]:
@@ -149,14 +164,22 @@ class JeFrontier(TodoFrontier):
         if not records:
             return 0
         with self._lock:
-            keys, values = self._entries(records)
             with self.env.begin() as txn:
-                self.db.put_many(keys, values, txn=txn)
+                chunks = self._entry_chunks(records)
+                if len(records) <= self.CHUNK:  # nothing to overlap: no hop to the worker thread
+                    firsts = [self._write(entry, txn) for entry in chunks]
+                else:
+                    firsts = self._java.pipeline(chunks, lambda entry: self._write(entry, txn))
             self._stored(len(records))
-            smallest = bytes(keys[0][keys[1][0]:keys[1][1]])
-            if self._resume_from is not None and smallest < self._resume_from:
-                self._resume_from = smallest
+            if self._resume_from is not None and firsts[0] < self._resume_from:
+                self._resume_from = firsts[0]
         return len(records)
+
+    def _write(self, entry: tuple[tuple, tuple], txn) -> bytes:
+        """Write one chunk; returns its first (smallest) key."""
+        keys, values = entry
+        self.db.put_many(keys, values, txn=txn)
+        return bytes(keys[0][keys[1][0]:keys[1][1]])
 
     def get_next_batch(self, n: int) -> list[CrawlUrl]:
         self._require_writable()
@@ -164,24 +187,38 @@ class JeFrontier(TodoFrontier):
             return []
         import jpype
 
-        take_first = jpype.JClass("org.pycrawler.bridge.TodoQueue").takeFirst
+        take_first, jbytes = jpype.JClass("org.pycrawler.bridge.TodoQueue").takeFirst, jpype.JArray(jpype.JByte)
+        records: list[CrawlUrl] = []
+
+        def take(request: tuple[bytes | None, int]):
+            """Pop one page; name the next request (None: nothing more to take)."""
+            start, wanted = request
+            limit = min(wanted, self.CHUNK)
+            with je_errors(f"{self.env.path} database {self.db.name!r}"):
+                keys, values = take_first(self.db.java, txn.java, None if start is None else jbytes(start), limit)
+            got = len(keys.offsets) - 1
+            if not got:
+                return (None, values), None
+            offsets = keys.offsets  # only the last key is needed: where the next pop starts
+            following = bytes(keys.data[offsets[got - 1]:offsets[got]]) + b"\x00"
+            return (following, values), (following, wanted - got) if got == limit < wanted else None
+
         with self._lock:  # the resume point is read and moved under the lock puts lower it under
-            start = None if self._resume_from is None else jpype.JArray(jpype.JByte)(self._resume_from)
+            resume_from = self._resume_from
             with self.env.begin() as txn:
-                with je_errors(f"{self.env.path} database {self.db.name!r}"):
-                    page = take_first(self.db.java, txn.java, start, n)
-                # Decoded inside the transaction: a damaged record raises, and the abort puts
-                # the whole batch back.
-                records = self._records_packed(page[1].data, page[1].offsets)
-            if records:  # only the last key is needed: where the next pop starts
-                offsets = page[0].offsets
-                self._resume_from = bytes(page[0].data[offsets[len(records) - 1]:offsets[len(records)]]) + b"\x00"
+                for following, values in self._java.pages(take, (resume_from, n)):
+                    # Decoded inside the transaction: a damaged record raises, and the abort
+                    # puts the whole batch back (and the resume point stays where it was).
+                    records.extend(self._records_packed(values.data, values.offsets))
+                    resume_from = following or resume_from
+            self._resume_from = resume_from
         return records
 
     def __len__(self) -> int:
         return self.db.count()
 
     def close(self) -> None:
+        self._java.close()
         if self._owns_env:
             self.env.close()
         else:
@@ -227,12 +264,13 @@ class JeTodoFrontier(JeFrontier):
         Java ``StoredSortedMap`` has of the same database; for reading and inspection."""
         return SortedMap(self.db, KEY_BINDINGS[self.order], "crawl_url")
 
-    def _entries(self, records: list[CrawlUrl]) -> tuple[tuple, tuple]:
+    def _entry_chunks(self, records: list[CrawlUrl]) -> Iterator[tuple[tuple, tuple]]:
         if self.order == "key":
-            return sorted_entries([_url_key(r) for r in records], encode_many(records))
+            return sorted_entry_chunks([_url_key(r) for r in records], records, encode_many, self.CHUNK)
         for record in records:
             require_url(record)
-        return _sequence_keys(self._next_sequence, len(records)), pack(encode_many(records))
+        return ((_sequence_keys(self._next_sequence + start, len(chunk)), pack(encode_many(chunk)))
+                for start in range(0, len(records), self.CHUNK) for chunk in [records[start:start + self.CHUNK]])
 
     def _records(self, values: list[bytes]) -> list[CrawlUrl]:
         return self._records_packed(*pack(values))

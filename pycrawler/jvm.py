@@ -13,7 +13,11 @@ Class path, in order of precedence:
    when step 1 already supplied one, so the user's JE wins.
 
 JVM options: ``PYCRAWLER_HEAP`` (e.g. ``2g``) sets ``-Xmx``; ``PYCRAWLER_JVM_OPTS`` adds
-any other options (shell-quoted). A process that has started the JVM must not ``fork()``.
+any other options (shell-quoted). The collector is the parallel one unless those options
+choose another: JE's batches are throughput work, and G1 (the JDK's default) spends a core's
+share on concurrent work that a two-core machine takes from JE itself (key-ordered TODO
+batches: put 97k -> 125k, get 81k -> 91k records/s; the work-queue frontier's schedule 109k ->
+138k URLs/s; see docs/benchmarks.md). A process that has started the JVM must not ``fork()``.
 """
 
 from __future__ import annotations
@@ -57,10 +61,14 @@ def classpath() -> list[Path]:
     return user + [BRIDGE_JAR] + deps
 
 
+DEFAULT_COLLECTOR = "-XX:+UseParallelGC"
+_COLLECTOR = re.compile(r"^-XX:\+Use\w+GC$")
+
+
 def jvm_options() -> list[str]:
-    opts = [f"-Xmx{os.environ.get('PYCRAWLER_HEAP', DEFAULT_HEAP)}", "-Xss4m"]
-    opts += shlex.split(os.environ.get("PYCRAWLER_JVM_OPTS", ""))
-    return opts
+    user = shlex.split(os.environ.get("PYCRAWLER_JVM_OPTS", ""))
+    collector = [] if any(_COLLECTOR.match(opt) for opt in user) else [DEFAULT_COLLECTOR]
+    return [f"-Xmx{os.environ.get('PYCRAWLER_HEAP', DEFAULT_HEAP)}", "-Xss4m", *collector, *user]
 
 
 def _jvm_path() -> str:

@@ -56,6 +56,12 @@ def test_heap_and_options_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("PYCRAWLER_JVM_OPTS", "-XX:+UseSerialGC -Dx='a b'")
     assert jvm.jvm_options()[0] == "-Xmx3g"
     assert jvm.jvm_options()[-2:] == ["-XX:+UseSerialGC", "-Dx=a b"]
+    assert jvm.DEFAULT_COLLECTOR not in jvm.jvm_options()  # the user's collector, alone
+
+
+def test_the_parallel_collector_is_the_default(monkeypatch):
+    monkeypatch.setenv("PYCRAWLER_JVM_OPTS", "-Dx=1")
+    assert jvm.jvm_options()[2:] == ["-XX:+UseParallelGC", "-Dx=1"]
 
 
 def test_missing_java_names_the_fix(monkeypatch):

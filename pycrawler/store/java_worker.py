@@ -15,6 +15,8 @@ Key-ordered TODO batches (1M records, 10k per batch) went from put 75k / get 62k
 from __future__ import annotations
 
 import concurrent.futures
+import queue
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
@@ -23,24 +25,54 @@ Result = TypeVar("Result")
 Request = TypeVar("Request")
 
 
-def _attach_as_daemon() -> None:
-    import jpype
+class _Thread:
+    """A daemon thread attached to the JVM that runs the calls put on its queue, for good.
 
-    # A non-daemon attached thread would keep the JVM from shutting down at exit.
-    jpype.java.lang.Thread.attachAsDaemon()
+    Threads are kept for the next worker rather than ended: a thread that ends attached leaks
+    its JVM side, and detaching first does not hold, because freeing any Java object on the
+    thread afterwards (a garbage collection can do it) attaches it again."""
+
+    def __init__(self):
+        self.calls: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._run, name="pycrawler-java", daemon=True).start()
+
+    def _run(self) -> None:
+        import jpype
+
+        # A non-daemon attached thread would keep the JVM from shutting down at exit.
+        jpype.java.lang.Thread.attachAsDaemon()
+        while True:
+            future, call, args = self.calls.get()
+            try:
+                future.set_result(call(*args))
+            except BaseException as exc:  # handed to the caller, who raises it
+                future.set_exception(exc)
+            del future, call, args  # nothing of a finished call stays referenced here
+
+
+_idle_threads: list[_Thread] = []
+_idle_lock = threading.Lock()
 
 
 class JavaWorker:
-    """One thread that runs JVM calls while the calling thread does Python work."""
+    """One thread that runs JVM calls while the calling thread does Python work.
+
+    The thread is taken on first use (an idle one, or a new one) and given back at
+    :meth:`close` for the next worker, so a process holds as many as it has workers open at
+    once."""
 
     def __init__(self):
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._thread: _Thread | None = None
 
     def _submit(self, call: Callable[..., Any], *args) -> concurrent.futures.Future:
-        if self._pool is None:
-            self._pool = concurrent.futures.ThreadPoolExecutor(
-                1, thread_name_prefix="pycrawler-java", initializer=_attach_as_daemon)
-        return self._pool.submit(call, *args)
+        if self._thread is None:
+            with _idle_lock:
+                self._thread = _idle_threads.pop() if _idle_threads else None
+            if self._thread is None:
+                self._thread = _Thread()
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        self._thread.calls.put((future, call, args))
+        return future
 
     def pipeline(self, items: Iterable[Item], call: Callable[[Item], Result]) -> list[Result]:
         """``[call(item) for item in items]``, each call on the worker while this thread
@@ -77,9 +109,12 @@ class JavaWorker:
             _settle(running)
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
+        """Give the thread back (every call of this worker has ended: callers wait for
+        theirs); a later call takes one again."""
+        if self._thread is not None:
+            with _idle_lock:
+                _idle_threads.append(self._thread)
+            self._thread = None
 
 
 def _settle(running: concurrent.futures.Future | None) -> None:

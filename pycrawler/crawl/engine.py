@@ -82,6 +82,8 @@ SETTINGS_FILE = "crawl.json"
 CRAWL_LOG = "crawl.log"
 KEPT_SETTINGS = ("seen", "queue_policy", "canon", "seen_key")
 """Settings a state folder is bound to: a resume with other values would misread its stores."""
+SEEN_TABLE_PATHS = {"exact": "visited", "bloom": "visited.bloom", "drum": "drum"}
+"""Where each Visited table of a state folder lives (``exact``: a database of its environment)."""
 SETTING_DEFAULTS = {"seen": "exact", "queue_policy": "host", "seen_key": "md5"}
 """Values of unset kept settings in a new state folder (``canon``: the seen-key scheme's)."""
 
@@ -264,15 +266,15 @@ class Crawler:
         kind = self.config.seen
         if kind == "exact":
             from ..seen.exact import ExactVisited
-            return ExactVisited(env, "visited", create=True)
+            return ExactVisited(env, SEEN_TABLE_PATHS["exact"], create=True)
         if kind == "bloom":
             from ..seen.bloom import BloomFilter
-            path = state / "visited.bloom"
+            path = state / SEEN_TABLE_PATHS["bloom"]
             return (BloomFilter.open(path) if path.exists()
                     else BloomFilter.create(path, self.config.bloom_capacity, 0.001))
         if kind == "drum":
             from ..seen.drum import DrumVisited
-            return DrumVisited(state / "drum")
+            return DrumVisited(state / SEEN_TABLE_PATHS["drum"])
         raise BadInput(f"--seen must be exact, bloom or drum, not {kind!r}")
 
     def _open(self) -> None:

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import BadInput, SetupError
-from ..records.crawl_url import encode
+from ..records.crawl_url import encode_many
 from .canon import canonicalize_many
 from .export import DECODE_BATCH, pending_urls, value_decoder
 from .fingerprint import create_keys
@@ -52,8 +52,6 @@ from .pending import KRYO_NEEDS, cap_queue, is_cap_key, parse_key
 from .state import HeritrixState
 
 SEEN_TABLES = ("drum", "bloom", "exact")
-SEEN_PATHS = {"drum": "drum", "bloom": "visited.bloom", "exact": "visited"}
-"""Where the crawl engine looks for each seen table (``exact``: a database of the environment)."""
 SEEN_KEY = "heritrix"
 MANIFEST = "heritrix-import.json"
 FETCHABLE_SCHEMES = ("http://", "https://")
@@ -84,7 +82,7 @@ def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", 
                  bloom_fpr: float = 0.001, bloom_capacity: int | None = None,
                  batch: int = DECODE_BATCH) -> dict[str, Any]:
     """Import ``state`` into the folder ``into`` (see the module docstring); returns the manifest."""
-    from ..crawl.engine import SETTINGS_FILE
+    from ..crawl.engine import SEEN_TABLE_PATHS, SETTINGS_FILE
     from ..frontier.assignment import get_assignment
 
     if seen_table not in SEEN_TABLES:
@@ -104,7 +102,7 @@ def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", 
         "heritrix": state.heritrix,
         "log_version": state.log_version,
         "frontier": {"kind": "workqueues", "path": ".", "detected_policy": detected, **frontier},
-        "seen": {"path": SEEN_PATHS[seen_table], "kind": seen_table, "keys": seen, "key_scheme": SEEN_KEY},
+        "seen": {"path": SEEN_TABLE_PATHS[seen_table], "kind": seen_table, "keys": seen, "key_scheme": SEEN_KEY},
         "crawl_settings": settings,
     }
     (into / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
@@ -147,11 +145,12 @@ def _import_pending(state: HeritrixState, frontier, batch: int) -> dict[str, Any
                 scheme = row["uri"].partition(":")[0].lower()
                 skipped[scheme] = skipped.get(scheme, 0) + 1
         class_keys = frontier.assignment.class_keys([row["uri"] for row in kept])
+        paths = [row.get("pathFromSeed") or "" for row in kept]
+        values = encode_many([discovered(row["uri"], len(path), path, row.get("via"))
+                              for row, path in zip(kept, paths)])
         entries = []
-        for row, class_key in zip(kept, class_keys):
-            path = row.get("pathFromSeed") or ""
-            record = discovered(row["uri"], len(path), path, row.get("via"))
-            entries.append((class_key, row["directive"], row["precedence"], row["ordinal"], encode(record)))
+        for row, class_key, value in zip(kept, class_keys, values):
+            entries.append((class_key, row["directive"], row["precedence"], row["ordinal"], value))
             rekeyed += class_key != row["queue"]
             last_ordinal = max(last_ordinal, row["ordinal"])
         urls += frontier.restore(entries)
@@ -162,21 +161,23 @@ def _import_pending(state: HeritrixState, frontier, batch: int) -> dict[str, Any
 
 def _import_seen(state: HeritrixState, into: Path, env, seen_table: str, bloom_fpr: float,
                  bloom_capacity: int | None) -> int:
+    from ..crawl.engine import SEEN_TABLE_PATHS
+
     if seen_table == "bloom":
         from ..crawl.engine import CrawlConfig
         from ..seen.bloom import BloomFilter
 
         # Room for the crawl that continues, not just for what Heritrix saw.
         capacity = bloom_capacity or max(2 * state.seen_count(), CrawlConfig.bloom_capacity)
-        table = BloomFilter.create(into / SEEN_PATHS["bloom"], capacity, bloom_fpr)
+        table = BloomFilter.create(into / SEEN_TABLE_PATHS["bloom"], capacity, bloom_fpr)
     elif seen_table == "drum":
         from ..seen.drum import DrumVisited
 
-        table = DrumVisited(into / SEEN_PATHS["drum"])
+        table = DrumVisited(into / SEEN_TABLE_PATHS["drum"])
     else:
         from ..seen.exact import ExactVisited
 
-        table = ExactVisited(env, SEEN_PATHS["exact"], create=True)
+        table = ExactVisited(env, SEEN_TABLE_PATHS["exact"], create=True)
     count = 0
     with table:
         for keys in state.seen_keys():

@@ -126,10 +126,10 @@ def host_key(url: str) -> str:
 def heritrix_host_key(url: str) -> str:
     """Heritrix's ``HostnameQueueAssignmentPolicy`` class key: :func:`host_key`, and ``#443``
     for an https URL on the default port (Heritrix keeps it apart from http on port 80)."""
-    host, port = authority_parts(url)
-    if not port and url[:6].lower() == "https:":
-        port = DEFAULT_PORTS["https"]
-    return f"{host}#{port}" if port else host
+    key = host_key(url)
+    if "#" not in key and url[:6].lower() == "https:":
+        return f"{key}#{DEFAULT_PORTS['https']}"
+    return key
 
 
 def _is_ip(host: str) -> bool:

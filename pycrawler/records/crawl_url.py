@@ -45,6 +45,7 @@ import numpy as np
 
 from ..gc_pause import gc_paused
 from ..store.bindings import Binding, register_binding
+from ..store.packing import pack
 from ..store.tuple import NULL_STRING, TupleFormatError, java_utf, java_utf_decode
 
 FORMAT_VERSION = 1
@@ -352,12 +353,7 @@ def decode(data: bytes) -> CrawlUrl:
 
 def decode_many(values: Sequence[bytes]) -> list[CrawlUrl]:
     """:func:`decode` for a batch of records."""
-    values = values if isinstance(values, list) else list(values)
-    with gc_paused():
-        if len(values) < COMPILED_BATCH:
-            return [_decode_record(bytes(value)) for value in values]
-        lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
-        return _decode_scanned(b"".join(values), np.concatenate(([0], np.cumsum(lengths))), len(values))
+    return decode_packed(*pack(values))
 
 
 def to_dict(record: CrawlUrl) -> dict:

@@ -28,11 +28,14 @@ public final class Packed {
         private int count;
         private int used;
 
+        /** Appends a record; {@code src} may be null when {@code len} is 0 (JE 7's zero-length partial reads). */
         public void add(byte[] src, int off, int len) {
             if (used + len > data.length) {
                 data = java.util.Arrays.copyOf(data, Math.max(data.length * 2, used + len));
             }
-            System.arraycopy(src, off, data, used, len);
+            if (len > 0) {
+                System.arraycopy(src, off, data, used, len);
+            }
             used += len;
             if (count + 2 > offsets.length) {
                 offsets = java.util.Arrays.copyOf(offsets, offsets.length * 2);

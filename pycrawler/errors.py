@@ -27,3 +27,10 @@ class StoreLocked(PycrawlerError):
     """Another process holds the environment's write lock (JE allows one writer)."""
 
     exit_code = 4
+
+
+class DiskFull(PycrawlerError):
+    """A filesystem the command writes to is full or below its free-space threshold: free
+    space, then rerun the same command (exit 75, sysexits' EX_TEMPFAIL: try again later)."""
+
+    exit_code = 75

@@ -7,9 +7,10 @@ import ipaddress
 import os
 from pathlib import Path
 
+from ..crawl.diskspace import DEFAULT_MIN_FREE_MB
 from ..crawl.engine import CrawlConfig, Crawler, parse_delay
 from ..crawl.scope import SCOPES, server
-from ..errors import BadInput
+from ..errors import BadInput, PycrawlerError
 
 LOCAL_CONTACT = "http://localhost/"
 CRAWL_JVM = {"PYCRAWLER_HEAP": "128m",
@@ -86,6 +87,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "to continue or dedupe against a Heritrix crawl; implies --canon heritrix)" + kept)
     p.add_argument("--warc", type=Path, metavar="DIR", help="write WARC 1.1 files into DIR")
     p.add_argument("--trace", type=Path, metavar="FILE", help="append every extracted link to FILE")
+    p.add_argument("--fsync", action="store_true",
+                   help="fsync crawl.log, WARC and trace before each commit, so they hold every fetch the state "
+                        "counts after a power loss too (a kill -9 never loses one either way)")
+    p.add_argument("--min-free", type=int, default=DEFAULT_MIN_FREE_MB, metavar="MB",
+                   help=f"stop (resumably) when a filesystem the crawl writes to has less than MB free "
+                        f"(default {DEFAULT_MIN_FREE_MB}; 0: never)")
     p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for your own servers)")
     p.add_argument("--contact", metavar="URL",
                    help="operator contact URL for the User-Agent (required unless all seeds are on loopback)")
@@ -101,16 +108,27 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
         seeds=args.seeds, state=args.state, scope=args.scope, max_pages=args.max_pages, max_depth=args.max_depth,
         concurrency=args.concurrency, politeness=parse_delay(args.delay), seen=args.seen,
         queue_policy=args.queue_policy, canon=args.canon, seen_key=args.seen_key, warc=args.warc, trace=args.trace,
-        obey_robots=not args.no_robots, contact_url=contact_for(args.seeds, args.contact),
-        parse_workers=args.parse_workers, progress=args.progress)
+        fsync=args.fsync, min_free_mb=args.min_free, obey_robots=not args.no_robots,
+        contact_url=contact_for(args.seeds, args.contact), parse_workers=args.parse_workers, progress=args.progress)
 
 
 def run_crawl(args: argparse.Namespace) -> int:
     for name, value in CRAWL_JVM.items():
         os.environ.setdefault(name, value)
     crawler = Crawler(config_from(args))
-    summary = crawler.run()
+    try:
+        summary = crawler.run()
+    except PycrawlerError:
+        if crawler.summary.seconds:  # it crawled before it stopped: say what it did, then why
+            _print_summary(crawler.summary, args.state)
+        raise
+    _print_summary(summary, args.state)
+    if summary.signal is not None:
+        return 128 + summary.signal
+    return 130 if summary.interrupted else 0
+
+
+def _print_summary(summary, state: Path) -> None:
     for line in summary.lines():
         print(line)
-    print(f"crawl.log:      {args.state / 'crawl.log'}")
-    return 130 if summary.interrupted else 0
+    print(f"crawl.log:      {state / 'crawl.log'}", flush=True)

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from ..fetch.client import FetchResult
 from .digest import payload_digest
+from .durable import sync_file
 
 NO_VALUE = "-"
 NO_TYPE = "no-type"
@@ -88,8 +89,9 @@ class CrawlLog:
     """Appends crawl.log lines to ``path``; :meth:`log_fetch` for fetches, :meth:`log` for the rest
     (e.g. a URL robots.txt precluded, status -9998, never fetched)."""
 
-    def __init__(self, path: str | Path, *, buffer_size: int = 1 << 16):
+    def __init__(self, path: str | Path, *, buffer_size: int = 1 << 16, fsync: bool = False):
         self.path = Path(path)
+        self.fsync = fsync  # flush() reaches the disk, not only the OS
         self._file = open(self.path, "a", encoding="utf-8", errors="surrogatepass", newline="\n",
                           buffering=buffer_size)
 
@@ -110,7 +112,8 @@ class CrawlLog:
             annotations=[*result.annotations, *annotations]))
 
     def flush(self) -> None:
-        self._file.flush()
+        """Every line written so far reaches the operating system (the disk, with ``fsync``)."""
+        sync_file(self._file, self.fsync)
 
     def close(self) -> None:
         self._file.close()

@@ -27,9 +27,20 @@ The flow of a URL:
    is durable, so a kill -9 loses nothing; at worst the pages in process at the kill are
    fetched again (their records are overwritten, one per URL).
 
-Stopping: :meth:`Crawler.stop` (SIGINT in :meth:`Crawler.run`) stops polling, lets the
-fetches in flight finish for :attr:`CrawlConfig.grace` seconds, cancels the rest (they stay
-in the frontier and are handed out again by the next run), flushes and closes every store.
+The outputs users keep (crawl.log, WARC files, the trace; :mod:`.outputs`) are written when a
+fetch ends and flushed to the operating system (``fsync``: to the disk) at the start of every
+flush, before anything is committed in JE: a fetch the state counts as done is in every
+output, and a kill -9 can only make an output hold a fetch twice (a page in process then,
+fetched again by the next run). The next run first cuts what the killed one left half-written.
+
+Stopping: :meth:`Crawler.stop` (SIGINT or SIGTERM in :meth:`Crawler.run`) stops polling,
+lets the fetches in flight finish for :attr:`CrawlConfig.grace` seconds, cancels the rest
+(they stay in the frontier and are handed out again by the next run), flushes and closes
+every store; a second signal cancels the fetches in flight at once (:meth:`Crawler.stop_now`)
+and still flushes what finished. Free space under the state and output folders below
+:attr:`CrawlConfig.min_free_mb` stops the crawl the same graceful way, and :meth:`Crawler.run`
+then raises :class:`~pycrawler.errors.DiskFull`; a failed write (the disk full after all, an
+I/O error) or a failed JE commit stops it at once, commits nothing more, and is raised.
 
 State folder: one JE environment (the frontier's ``pending``, ``queues``, ``retries``,
 ``frontier_meta``; ``visited`` for ``--seen exact``; ``fetched``: URL (StringBinding) ->
@@ -49,13 +60,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import dataclasses
 import json
 import signal
 import time
 from pathlib import Path
 
-from ..errors import BadInput
+from ..errors import BadInput, PycrawlerError
 from ..fetch import ALLOWED, FetchConfig, Fetcher, RobotsCache
 from ..fetch import status as fetch_status
 from ..frontier.politeness import Outcome, Politeness
@@ -66,13 +78,13 @@ from ..parse.html import HTML_TYPES, looks_like_html, mime_type
 from ..parse.links import Hop, Outlink, PathRepetitionRule, trailing_redirects
 from ..records.crawl_url import CrawlUrl, encode
 from ..store import Environment
+from ..store.java_errors import translate
 from ..store.tuple import java_utf
-from .crawllog import CrawlLog
+from .diskspace import DEFAULT_MIN_FREE_MB, DiskSpaceMonitor
+from .outputs import CrawlOutputs
 from .pages import LinkPolicy, PagePool, PageResult
 from .progress import Progress
 from .scope import Scope, server
-from .trace import TraceWriter
-from .warc import WarcWriter
 
 MAX_TRAILING_REDIRECTS = 5
 """Redirects (HTTP or meta refresh) followed in a row before the chain is dropped (RFC 9309's 5 hops)."""
@@ -86,6 +98,9 @@ SEEN_TABLE_PATHS = {"exact": "visited", "bloom": "visited.bloom", "drum": "drum"
 """Where each Visited table of a state folder lives (``exact``: a database of its environment)."""
 SETTING_DEFAULTS = {"seen": "exact", "queue_policy": "host", "seen_key": "md5"}
 """Values of unset kept settings in a new state folder (``canon``: the seen-key scheme's)."""
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""Signals that stop a crawl gracefully (a second one: at once); the CLI exits 128 + signal."""
 
 TRANSIENT_STATUSES = frozenset({fetch_status.CONNECT_FAILED, fetch_status.CONNECT_LOST, fetch_status.TIMEOUT,
                                 fetch_status.ROBOTS_PREREQUISITE_FAILURE, 408, 429, 500, 502, 503, 504})
@@ -138,6 +153,8 @@ class CrawlConfig:
     seen_key: str | None = None           # md5 | heritrix (None: the state's, else md5)
     warc: Path | None = None
     trace: Path | None = None
+    fsync: bool = False                   # outputs reach the disk before each commit (power loss)
+    min_free_mb: int = DEFAULT_MIN_FREE_MB  # stop when a written filesystem has less free (0: never)
     obey_robots: bool = True
     contact_url: str = "http://localhost/"
     embeds: bool = True
@@ -166,7 +183,9 @@ class CrawlSummary:
     pending: int = 0                      # URLs left in the frontier
     seconds: float = 0.0
     interrupted: bool = False
+    signal: int | None = None             # the signal that stopped the crawl
     store_bytes: int = 0
+    repairs: list[str] = dataclasses.field(default_factory=list)  # what a killed run left, mended
     statuses: collections.Counter = dataclasses.field(default_factory=collections.Counter)
 
     @property
@@ -175,7 +194,7 @@ class CrawlSummary:
 
     def lines(self) -> list[str]:
         top = ", ".join(f"{code}: {n:,}" for code, n in sorted(self.statuses.items(), key=lambda kv: -kv[1])[:8])
-        return [
+        return [f"repaired:       {repair}" for repair in self.repairs] + [
             f"fetched:        {self.fetched:,} answered, {self.failed:,} failed, {self.precluded:,} precluded by robots.txt"
             f"{' (interrupted)' if self.interrupted else ''}",
             f"statuses:       {top or '-'}",
@@ -244,6 +263,8 @@ class Crawler:
         self._flush_due: asyncio.Event | None = None
         self._tasks: set[asyncio.Task] = set()
         self._records_before = 0
+        self._failure: BaseException | None = None   # commits nothing more; raised by run()
+        self._stop_reason: PycrawlerError | None = None  # a graceful stop that run() raises
 
     # -- the state folder -------------------------------------------------------------------------
     def _check_settings(self, state: Path) -> None:
@@ -302,24 +323,40 @@ class Crawler:
             self.env.close()
             raise
         self._records_before = self.fetched.count()
-        self.log = CrawlLog(state / CRAWL_LOG)
-        self.warc = WarcWriter(config.warc) if config.warc else None
-        self.trace = TraceWriter(config.trace) if config.trace else None
+        try:
+            self.outputs = CrawlOutputs(state / CRAWL_LOG, config.warc, config.trace, fsync=config.fsync)
+            self.summary.repairs = self.outputs.repairs
+            self.disk = DiskSpaceMonitor([state, *self.outputs.folders], config.min_free_mb)
+            if shortage := self.disk.shortage():
+                self.outputs.close()
+                raise shortage
+        except BaseException:
+            self._close_stores()
+            raise
 
     def _close(self) -> None:
-        for output in (self.log, self.warc, self.trace):
-            if output is not None:
-                output.close()
+        self.outputs.close()
         self.summary.pending = len(self.frontier)
         self.summary.records = self.fetched.count()
-        self.frontier.close()
-        self.visited.close()
-        self.env.close()
+        self._close_stores()
         self.summary.store_bytes = sum(f.stat().st_size for f in Path(self.config.state).glob("*.jdb"))
+
+    def _close_stores(self) -> None:
+        """Close the frontier, the Visited table and JE; after a failure, as far as they go (JE
+        recovers at the next open what a failed close leaves, as it does after a kill -9)."""
+        for close in (self.frontier.close, self.visited.close, self.env.close):
+            if self._failure is None:
+                close()
+            else:
+                with contextlib.suppress(Exception):
+                    close()
 
     # -- running ----------------------------------------------------------------------------------
     def run(self) -> CrawlSummary:
-        """Crawl until the frontier is empty, ``max_pages`` is reached or SIGINT; then close."""
+        """Crawl until the frontier is empty, ``max_pages`` is reached or a signal; then close.
+
+        Raises what stopped the crawl otherwise (:class:`~pycrawler.errors.DiskFull`, a failed
+        write or commit), after closing; :attr:`summary` still tells what the run did."""
         self._open()
         started = time.perf_counter()
         try:
@@ -327,6 +364,8 @@ class Crawler:
         finally:
             self.summary.seconds = time.perf_counter() - started
             self._close()
+        if self._failure is not None or self._stop_reason is not None:
+            raise self._failure or self._stop_reason
         return self.summary
 
     def stop(self) -> None:
@@ -336,17 +375,41 @@ class Crawler:
         if self._wakeup is not None:
             self._wakeup.set()
 
+    def stop_now(self) -> None:
+        """Stop without waiting for the fetches in flight: they are cancelled and stay pending;
+        what finished is still flushed."""
+        self.stop()
+        current = asyncio.current_task()
+        for task in self._tasks:
+            if task is not current:
+                task.cancel()
+
+    def _on_signal(self, signum: int) -> None:
+        """The first SIGINT or SIGTERM stops gracefully, a second one at once."""
+        if self.summary.signal is None:
+            self.summary.signal = signum
+            self.stop()
+        else:
+            self.stop_now()
+
+    def _fail(self, exc: BaseException) -> None:
+        """Stop at once for a failed write or commit; nothing more is committed."""
+        if self._failure is None:
+            self._failure = exc
+        self.stop_now()
+
     async def _crawl(self) -> None:
         config = self.config
         loop = asyncio.get_running_loop()
         self._wakeup, self._flush_due = asyncio.Event(), asyncio.Event()
         self._free_workers = list(range(config.concurrency, 0, -1))
-        try:
-            loop.add_signal_handler(signal.SIGINT, self.stop)
-        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
-            pass
+        for signum in STOP_SIGNALS:
+            try:
+                loop.add_signal_handler(signum, self._on_signal, signum)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+                pass
         policy = LinkPolicy(self.scope, config.max_depth, self.path_rule, config.embeds,
-                            outlinks=bool(self.warc or self.trace))
+                            outlinks=bool(config.warc or config.trace))
         self.pages = PagePool(policy, config.parse_workers)
         fetch_config = FetchConfig(contact_url=config.contact_url, connections=max(64, config.concurrency * 2),
                                    connections_per_host=config.concurrency, **config.fetch)
@@ -365,10 +428,11 @@ class Crawler:
                     flusher.cancel()
                     self._flush()
         finally:
-            try:
-                loop.remove_signal_handler(signal.SIGINT)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
+            for signum in STOP_SIGNALS:
+                try:
+                    loop.remove_signal_handler(signum)
+                except (NotImplementedError, RuntimeError, ValueError):
+                    pass
             self.pages.close()
             self.progress.close()
 
@@ -423,8 +487,17 @@ class Crawler:
         except asyncio.CancelledError:
             self._in_process -= 1
             raise
+        except PycrawlerError as exc:  # the outputs failed: the URL stays pending, the crawl stops
+            self._in_process -= 1
+            self._fail(exc)
+            return
         except Exception as exc:  # noqa: BLE001 -- a bug on one URL must not stop the crawl: -5 records it
-            finished = self._broken(record, worker, exc)
+            try:
+                finished = self._broken(record, worker, exc)
+            except PycrawlerError as failed:
+                self._in_process -= 1
+                self._fail(failed)
+                return
         finally:
             self._free_workers.append(worker)
         self._finished.append(finished)
@@ -435,8 +508,8 @@ class Crawler:
         """A URL whose processing raised: logged and recorded as Heritrix's -5 (runtime exception)."""
         hop_path, via = discovery(record)
         code = fetch_status.RUNTIME_EXCEPTION
-        self.log.log(status=code, url=record.ori_url, hop_path=hop_path, via=via, worker=worker,
-                     annotations=[f"err={type(exc).__name__}"])
+        self.outputs.log_line(status=code, url=record.ori_url, hop_path=hop_path, via=via, worker=worker,
+                              annotations=[f"err={type(exc).__name__}"])
         record.status_code = code
         self.summary.failed += 1
         self.summary.statuses[code] += 1
@@ -449,7 +522,7 @@ class Crawler:
         summary = self.summary
         verdict = await self.robots.verdict(url)
         if verdict != ALLOWED:
-            self.log.log(status=verdict, url=url, hop_path=hop_path, via=via, worker=worker)
+            self.outputs.log_line(status=verdict, url=url, hop_path=hop_path, via=via, worker=worker)
             record.status_code = verdict
             record.last_update_time = time.time_ns()
             summary.statuses[verdict] += 1
@@ -469,7 +542,6 @@ class Crawler:
             summary.bytes += len(result.payload)
         else:
             summary.failed += 1
-        self.log.log_fetch(result, hop_path=hop_path, via=via, worker=worker)
         result.record_on(record)
         headers = result.header_map
         media = mime_type(headers)
@@ -490,12 +562,9 @@ class Crawler:
             if (trailing_redirects(hop_path) < MAX_TRAILING_REDIRECTS and self.scope.allows(target)
                     and not self.path_rule.rejects(target)):
                 links, hops = links + [target], hops + Hop.REDIRECT.value
-        if self.warc is not None:
-            outlinks = page.outlinks if page is not None else []
-            self.warc.write_fetch(result, outlinks=[Outlink(u, Hop(h), c) for u, h, c in outlinks], hop_path=hop_path,
-                                  via=via)
-        if self.trace is not None and page is not None:
-            self.trace.write(o[0] for o in page.outlinks)
+        parsed = page.outlinks if page is not None else None  # a list only when WARC or trace asks
+        outlinks = [Outlink(u, Hop(h), c) for u, h, c in parsed] if parsed is not None else None
+        self.outputs.fetched(result, hop_path=hop_path, via=via, worker=worker, outlinks=outlinks)
         seconds = result.duration_ms / 1000
         delay = self.robots.crawl_delay(url)
         if is_transient(status):
@@ -507,7 +576,16 @@ class Crawler:
         return _Finished(url, value, layer, hop_path, links, hops, outcome)
 
     async def _flusher(self) -> None:
-        """Flush finished pages every ``flush_interval`` seconds, or sooner when ``flush_pages`` wait."""
+        """Flush finished pages every ``flush_interval`` seconds, or sooner when ``flush_pages``
+        wait; stop the crawl when the disk runs low or anything here fails."""
+        try:
+            await self._flush_and_watch()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 -- a dead flusher would leave the crawl waiting forever
+            self._fail(exc)
+
+    async def _flush_and_watch(self) -> None:
         interval, shown = self.config.flush_interval, 0.0
         while True:
             try:
@@ -518,6 +596,9 @@ class Crawler:
             if self._finished:
                 self._flush()
                 self._wakeup.set()
+            if self._stop_reason is None and (shortage := self.disk.shortage()):
+                self._stop_reason = shortage
+                self.stop()
             if self.progress.enabled and time.monotonic() - shown >= 1.0:
                 shown = time.monotonic()
                 stats = self.frontier.stats()["by_state"]
@@ -525,10 +606,20 @@ class Crawler:
                                      pending=len(self.frontier), seen=self.summary.enqueued)
 
     def _flush(self) -> None:
-        """Schedule the finished pages' links, write their records, then commit their completions."""
+        """Flush the outputs, then schedule the finished pages' links, write their records and
+        commit their completions; after a failure, commit nothing (the pages stay pending)."""
         finished, self._finished = self._finished, []
         if not finished:
             return
+        if self._failure is None:
+            try:
+                self._commit(finished)
+            except Exception as exc:  # noqa: BLE001 -- whatever failed, what follows must not commit
+                self._fail(_crawl_error(exc, self.config.state))
+        self._in_process -= len(finished)
+
+    def _commit(self, finished: list[_Finished]) -> None:
+        self.outputs.flush()
         by_layer: dict[int, list[CrawlUrl]] = {}
         for item in finished:
             for link, hop in zip(item.links, item.hops):
@@ -542,4 +633,12 @@ class Crawler:
             summary.dupes_avoided += done.duplicates
         self.fetched.put_many([url_key(f.url) for f in finished], [f.record for f in finished])
         frontier.completed_many((f.url, f.outcome) for f in finished)
-        self._in_process -= len(finished)
+
+
+def _crawl_error(exc: Exception, state: Path) -> Exception:
+    """A failed flush's error as the user should see it: a JE exception in pycrawler's words."""
+    try:
+        import jpype
+    except ImportError:  # pragma: no cover - JPype is a dependency
+        return exc
+    return translate(exc, str(state)) if isinstance(exc, jpype.JException) else exc

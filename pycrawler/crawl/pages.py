@@ -24,8 +24,8 @@ Measured on 200 JDK API pages (50 kB on average, a loaded 2-core machine): extra
 ~7.7 ms a page, pickling the body to a worker and back ~0.05 ms, so no page is worth parsing
 on the event loop: every HTML page goes to a worker.
 
-Workers ignore SIGINT: a Ctrl-C at a terminal reaches the whole process group, and the
-crawling process decides how to stop. They end by themselves within half a second when the
+Workers ignore SIGINT and SIGTERM: a Ctrl-C at a terminal reaches the whole process group,
+systemd sends SIGTERM to the whole service, and the crawling process decides how to stop. They end by themselves within half a second when the
 crawling process dies (kill -9 leaves no orphans).
 """
 
@@ -115,7 +115,8 @@ _trim_heap = _heap_trimmer()
 
 def _start_worker(policy: LinkPolicy, large_page_lock) -> None:
     global _policy, _large_page_lock
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for signum in (signal.SIGINT, signal.SIGTERM):  # the crawling process decides when its workers end
+        signal.signal(signum, signal.SIG_IGN)
     _policy, _large_page_lock = policy, large_page_lock
     threading.Thread(target=_exit_with_parent, args=(os.getppid(),), name="parent-watch", daemon=True).start()
 

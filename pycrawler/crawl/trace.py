@@ -10,13 +10,15 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..keys.urls import ENCODING, ERRORS
+from .durable import sync_file
 
 
 class TraceWriter:
     """Appends URLs to ``path`` (created if missing), buffered; :meth:`close` flushes."""
 
-    def __init__(self, path: str | Path, *, buffer_size: int = 1 << 20):
+    def __init__(self, path: str | Path, *, buffer_size: int = 1 << 20, fsync: bool = False):
         self.path = Path(path)
+        self.fsync = fsync  # flush() reaches the disk, not only the OS
         self._file = open(self.path, "a", encoding=ENCODING, errors=ERRORS, newline="\n", buffering=buffer_size)
         self.count = 0
 
@@ -27,7 +29,8 @@ class TraceWriter:
         self.count += len(lines)
 
     def flush(self) -> None:
-        self._file.flush()
+        """Every line written so far reaches the operating system (the disk, with ``fsync``)."""
+        sync_file(self._file, self.fsync)
 
     def close(self) -> None:
         self._file.close()

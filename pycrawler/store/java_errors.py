@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import re
 
-from ..errors import BadInput, PycrawlerError, SetupError, StoreLocked
+from ..errors import BadInput, DiskFull, PycrawlerError, SetupError, StoreLocked
 
 _LOG_VERSION = re.compile(r"Expected log version (\d+) or earlier but found (\d+)")
 
@@ -29,6 +29,8 @@ def translate(exc, where: str) -> PycrawlerError:
         return SetupError(
             f"{where} has JE log version {m.group(2)}, newer than the loaded JE reads ({m.group(1)}): "
             "set PYCRAWLER_CLASSPATH to a folder holding a JE that reads it (a Heritrix 3 lib/ has je-7.5.11.jar)")
+    if "DiskLimit" in cls or "No space left on device" in msg:
+        return DiskFull(f"{where}: the disk is full ({msg}): free some space, then rerun the same command")
     if "EnvironmentLocked" in cls or "lock" in msg.lower() and ("je.lck" in msg or "single writer" in msg):
         return StoreLocked(f"{where} is locked by another process (JE allows one writer): {msg}")
     if "DatabaseNotFound" in cls or "Database" in msg and "not found" in msg:

@@ -1,0 +1,60 @@
+"""What the crawl's outputs share to survive a crash: flushed (or fsynced) before JE commits, a
+torn tail cut on resume.
+
+The engine commits a page's completion in JE only after the page's crawl.log line, WARC
+records and trace lines have reached the operating system (:func:`sync_file`), and with
+``--fsync`` the disk. A kill -9 (or, with ``--fsync``, a power loss) can then leave an output
+holding a fetch the state does not count yet, which the next run fetches and writes again,
+but never one missing a fetch the state counts. What it can leave is a half-written last
+line or record: the next run cuts it off before appending (:func:`cut_torn_line`,
+:func:`pycrawler.crawl.warc.repair`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_TAIL_CHUNK = 1 << 16
+
+
+def sync_file(file, fsync: bool) -> None:
+    """Push ``file``'s buffers to the operating system; with ``fsync``, to the disk too."""
+    file.flush()
+    if fsync:
+        os.fsync(file.fileno())
+
+
+def sync_directory(path: str | Path) -> None:
+    """fsync a folder, so that a file created or renamed in it survives a power loss."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def cut_torn_line(path: str | Path) -> int:
+    """Cut ``path`` back to its last complete line (ending in ``\\n``); returns the bytes cut.
+
+    A missing file cuts nothing. A file with no newline at all is emptied."""
+    try:
+        file = open(path, "r+b")
+    except FileNotFoundError:
+        return 0
+    with file:
+        size = file.seek(0, os.SEEK_END)
+        end = size
+        while end > 0:
+            start = max(0, end - _TAIL_CHUNK)
+            file.seek(start)
+            newline = file.read(end - start).rfind(b"\n")
+            if newline >= 0:
+                end = start + newline + 1
+                break
+            end = start
+        if end < size:
+            file.truncate(end)
+            file.flush()
+            os.fsync(file.fileno())
+        return size - end

@@ -1,0 +1,114 @@
+"""What a crawl leaves for its users beside the JE state: crawl.log, WARC files, the link trace.
+
+:class:`CrawlOutputs` opens the three for one run, after repairing what a killed run left
+(a torn last line of crawl.log or the trace, ``.open`` WARC files cut back to their last
+complete record and closed), and turns a failed write into one error that stops the crawl:
+:class:`~pycrawler.errors.DiskFull` when the disk is full, :class:`OutputFailed` otherwise.
+After a failure every later write or flush fails the same way, so nothing is appended
+behind a hole, and the engine commits nothing more.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..errors import DiskFull, PycrawlerError
+from ..fetch.client import FetchResult
+from ..parse.links import Outlink
+from .crawllog import CrawlLog
+from .durable import cut_torn_line
+from .trace import TraceWriter
+from .warc import WarcWriter, repair_open_files
+
+_DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+class OutputFailed(PycrawlerError):
+    """Writing crawl.log, a WARC file or the trace failed (other than a full disk)."""
+
+
+class CrawlOutputs:
+    """crawl.log at ``log_path``, WARC files in ``warc_dir`` and the trace at ``trace_path``
+    (each optional but the log); ``fsync``: :meth:`flush` reaches the disk."""
+
+    def __init__(self, log_path: Path, warc_dir: Path | None = None, trace_path: Path | None = None, *,
+                 fsync: bool = False):
+        self.repairs: list[str] = []
+        self._error: PycrawlerError | None = None
+        with self._writing():
+            for path in (log_path, trace_path):
+                if path is not None and (cut := cut_torn_line(path)):
+                    self.repairs.append(f"{path.name}: cut a torn last line of {cut:,} bytes")
+            if warc_dir is not None and warc_dir.is_dir():
+                self.repairs += [repair.line() for repair in repair_open_files(warc_dir)]
+            self.log = CrawlLog(log_path, fsync=fsync)
+            self.warc = WarcWriter(warc_dir, fsync=fsync) if warc_dir is not None else None
+            self.trace = TraceWriter(trace_path, fsync=fsync) if trace_path is not None else None
+
+    @property
+    def folders(self) -> list[Path]:
+        """The folders written to, for the free-space watch."""
+        folders = [self.log.path.parent]
+        if self.warc is not None:
+            folders.append(self.warc.directory)
+        if self.trace is not None:
+            folders.append(self.trace.path.parent)
+        return folders
+
+    @contextlib.contextmanager
+    def _writing(self):
+        if self._error is not None:
+            raise self._error
+        try:
+            yield
+        except OSError as exc:
+            where = f" ({exc.filename})" if exc.filename else ""
+            if exc.errno in _DISK_FULL:
+                self._error = DiskFull(f"the disk is full{where}: the crawl stopped; what it counts as fetched is "
+                                       "in its outputs; free some space, then run the same command to resume")
+            else:
+                self._error = OutputFailed(f"writing the crawl's outputs failed{where}: {exc.strerror or exc}")
+            raise self._error from exc
+
+    def log_line(self, **fields) -> None:
+        """A crawl.log line for a URL not fetched (see :meth:`CrawlLog.log`)."""
+        with self._writing():
+            self.log.log(**fields)
+
+    def fetched(self, result: FetchResult, *, hop_path: str, via: str | None, worker: int,
+                outlinks: list[Outlink] | None) -> None:
+        """A fetch attempt: its crawl.log line, its WARC records, its outlinks in the trace
+        (``outlinks`` None: the body was not parsed)."""
+        with self._writing():
+            self.log.log_fetch(result, hop_path=hop_path, via=via, worker=worker)
+            if self.warc is not None:
+                self.warc.write_fetch(result, outlinks=outlinks or (), hop_path=hop_path, via=via)
+            if self.trace is not None and outlinks is not None:
+                self.trace.write(link.url for link in outlinks)
+
+    def flush(self) -> None:
+        """Everything written so far reaches the OS (with ``fsync``, the disk): the engine
+        calls this before it commits completions."""
+        with self._writing():
+            for output in self._open():
+                output.flush()
+
+    def close(self) -> None:
+        """Flush and close every output. After a failure, a WARC file stays ``.open`` (it may
+        end in a partial record) and the line files keep what reached them: the next run
+        repairs both."""
+        if self._error is not None and self.warc is not None:
+            self.warc.abandon()
+        for output in self._open():
+            if self._error is None:
+                with self._writing():
+                    output.close()
+            else:
+                with contextlib.suppress(OSError):
+                    output.close()
+
+    def _open(self) -> Iterable:
+        return [output for output in (self.log, self.warc, self.trace) if output is not None]

@@ -335,21 +335,21 @@ class Crawler:
             raise
 
     def _close(self) -> None:
+        """Close outputs and stores. After a failure the stores are left as a kill -9 at that
+        moment would leave them, which the next run recovers from: closing writes (JE's
+        checkpoint, the Visited table's files), and on a full disk such a write would be torn."""
         self.outputs.close()
-        self.summary.pending = len(self.frontier)
-        self.summary.records = self.fetched.count()
-        self._close_stores()
+        with contextlib.suppress(Exception):  # counts for the summary, read only
+            self.summary.pending = len(self.frontier)
+            self.summary.records = self.fetched.count()
+        if self._failure is None:
+            self._close_stores()
         self.summary.store_bytes = sum(f.stat().st_size for f in Path(self.config.state).glob("*.jdb"))
 
     def _close_stores(self) -> None:
-        """Close the frontier, the Visited table and JE; after a failure, as far as they go (JE
-        recovers at the next open what a failed close leaves, as it does after a kill -9)."""
-        for close in (self.frontier.close, self.visited.close, self.env.close):
-            if self._failure is None:
-                close()
-            else:
-                with contextlib.suppress(Exception):
-                    close()
+        self.frontier.close()
+        self.visited.close()
+        self.env.close()
 
     # -- running ----------------------------------------------------------------------------------
     def run(self) -> CrawlSummary:

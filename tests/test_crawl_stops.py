@@ -1,0 +1,187 @@
+"""The ways a crawl stops other than finishing: SIGTERM (once, then twice) and a full disk.
+
+Each stops with what it counts as fetched in its outputs and a clear word, and the same
+command then finishes the crawl with crawl.log and the WARC files complete against the site.
+The disk tests mount a small tmpfs (root only; elsewhere they skip, but fail under CI).
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import random
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+from crawl_sites import ROOT, CountingServer, answer, crawl_command, fetched_records, page, run_crawl, write_site
+from test_crawl_kill import crawl_log_200s, warc_responses
+
+SITE_PAGES = 120
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    root = tmp_path_factory.mktemp("site")
+    return root, write_site(root, SITE_PAGES, seed=5)
+
+
+def wait_for_fetches(server: CountingServer, count: int, crawl: subprocess.Popen, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while sum(server.page_counts().values()) < count and crawl.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert crawl.poll() is None, "the crawl ended before it could be stopped"
+
+
+def assert_outputs_complete(state, warcs, base, reachable):
+    """What a user checks: a 200 line and a readable response record for every reachable page."""
+    assert set(crawl_log_200s(state / "crawl.log", base)) == reachable
+    assert set(warc_responses(warcs, base)) == reachable
+    records = fetched_records(state)
+    assert {url.removeprefix(base) for url, r in records.items() if r.status_code == 200} == reachable
+
+
+def test_sigterm_stops_gracefully_and_the_same_command_resumes(site, tmp_path):
+    root, reachable = site
+    state, warcs = tmp_path / "state", tmp_path / "warcs"
+    server = CountingServer(root)
+    options = ("--delay", "0.02", "--concurrency", "2", "--warc", str(warcs))
+    with server as base:
+        crawl = subprocess.Popen(crawl_command(base + "index.html", state, *options), cwd=ROOT,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_for_fetches(server, 20, crawl)
+        crawl.send_signal(signal.SIGTERM)
+        out, err = crawl.communicate(timeout=30)
+        assert crawl.returncode == 128 + signal.SIGTERM, err
+        assert "(interrupted)" in out and "Traceback" not in err
+        stopped = {url.removeprefix(base) for url, r in fetched_records(state).items() if r.status_code == 200}
+        assert 0 < len(stopped) < len(reachable)
+        assert stopped <= set(crawl_log_200s(state / "crawl.log", base))  # what the state counts is in the log
+        assert not list(warcs.glob("*.open"))                                # a graceful stop closes its WARC
+        done = run_crawl(base + "index.html", state, *options)
+    assert done.returncode == 0, done.stderr
+    assert_outputs_complete(state, warcs, base, reachable)
+    assert all(n == 1 for path, n in server.page_counts().items() if path in reachable)
+
+
+def test_a_second_signal_stops_at_once_and_loses_nothing(tmp_path):
+    root = tmp_path / "site"
+    slow = [f"slow/{i}.html" for i in range(4)]
+    reachable = write_site(root, 40, seed=3) | set(slow)
+    (root / "index.html").write_text(page("index", [*slow, *(f"d{i}/p{i}.html" for i in range(5))]))
+    stall = threading.Event()
+    stall.set()
+
+    def slow_page(handler):
+        if stall.is_set():
+            time.sleep(20)
+        answer(handler, 200, page("slow", ["/index.html"]).encode())
+
+    state, warcs = tmp_path / "state", tmp_path / "warcs"
+    server = CountingServer(root, routes={"/slow/": slow_page})
+    options = ("--delay", "0", "--queue-policy", "bkdr", "--concurrency", "8", "--warc", str(warcs))
+    with server as base:
+        crawl = subprocess.Popen(crawl_command(base + "index.html", state, *options), cwd=ROOT,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while sum(server.page_counts().get(s, 0) for s in slow) < len(slow) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.5)  # the fast pages finish; the slow ones stay in flight
+        crawl.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        signalled = time.monotonic()
+        crawl.send_signal(signal.SIGTERM)
+        out, err = crawl.communicate(timeout=30)
+        assert time.monotonic() - signalled < 4, "the second signal waited for the fetches in flight"
+        assert crawl.returncode == 128 + signal.SIGTERM, err
+        assert "Traceback" not in err
+        stall.clear()
+        done = run_crawl(base + "index.html", state, *options)
+    assert done.returncode == 0, done.stderr
+    assert_outputs_complete(state, warcs, base, reachable)
+
+
+# -- a full disk ----------------------------------------------------------------------------------
+
+class SmallFilesystem:
+    """A tmpfs of ``size_mb`` mounted at ``path``; :meth:`grow` frees space by enlarging it."""
+
+    def __init__(self, path, size_mb: int):
+        self.path = path
+        path.mkdir()
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(path)],
+                                 capture_output=True, text=True)
+        if mounted.returncode != 0:
+            reason = f"cannot mount a tmpfs here: {mounted.stderr.strip()}"
+            if os.environ.get("CI") == "true":
+                pytest.fail(reason)
+            pytest.skip(reason)
+
+    def grow(self, size_mb: int) -> None:
+        subprocess.run(["mount", "-o", f"remount,size={size_mb}m", str(self.path)], check=True)
+
+    def unmount(self) -> None:
+        subprocess.run(["umount", str(self.path)], check=True)
+
+
+@pytest.fixture
+def small_filesystem(tmp_path):
+    filesystems = []
+
+    def make(size_mb: int) -> SmallFilesystem:
+        filesystems.append(SmallFilesystem(tmp_path / f"fs{len(filesystems)}", size_mb))
+        return filesystems[-1]
+
+    yield make
+    for filesystem in filesystems:
+        filesystem.unmount()
+
+
+@pytest.fixture(scope="module")
+def heavy_site(tmp_path_factory):
+    """Pages of ~30 kB of random text, so that WARC files fill a small disk within the crawl."""
+    root = tmp_path_factory.mktemp("heavy")
+    reachable = write_site(root, 200, seed=9)
+    rng = random.Random(9)
+    for path in root.rglob("*.html"):
+        filler = "".join(rng.choice("abcdefghij klmnopqrstuvwxyz") for _ in range(30_000))
+        path.write_text(path.read_text().replace("</body>", f"<p>{filler}</p></body>"))
+    return root, reachable
+
+
+@pytest.mark.parametrize("min_free_mb, size_mb", [(8, 12), (0, 3)], ids=["below-threshold", "disk-full"])
+def test_a_full_disk_stops_the_crawl_with_one_line_and_the_same_command_resumes(
+        heavy_site, small_filesystem, min_free_mb, size_mb):
+    root, reachable = heavy_site
+    disk = small_filesystem(size_mb)
+    state, warcs = disk.path / "state", disk.path / "warcs"
+    options = ("--delay", "0", "--queue-policy", "bkdr", "--concurrency", "4", "--warc", str(warcs),
+               "--min-free", str(min_free_mb))
+    server = CountingServer(root)
+    with server as base:
+        stopped = run_crawl(base + "index.html", state, *options)
+        assert stopped.returncode == 75, stopped.stderr
+        (line,) = stopped.stderr.splitlines()
+        assert line.startswith("pycrawler: ") and "run the same command to resume" in line
+        assert ("MB free" if min_free_mb else "the disk is full") in line
+        counted = {url.removeprefix(base) for url, r in fetched_records(state).items() if r.status_code == 200}
+        assert 0 < len(counted) < len(reachable)
+        disk.grow(64)
+        done = run_crawl(base + "index.html", state, *options)
+    assert done.returncode == 0, done.stderr
+    assert counted <= set(crawl_log_200s(state / "crawl.log", base))
+    assert_outputs_complete(state, warcs, base, reachable)
+    repeats = collections.Counter({p: n - 1 for p, n in server.page_counts().items() if n > 1})
+    assert sum(repeats.values()) <= 4  # at most the fetches in flight when the disk ran out
+
+
+def test_a_crawl_refuses_to_start_below_the_threshold(site, small_filesystem):
+    root, _ = site
+    disk = small_filesystem(2)
+    with CountingServer(root) as base:
+        refused = run_crawl(base + "index.html", disk.path / "state", "--min-free", "16")
+    assert refused.returncode == 75
+    (line,) = refused.stderr.splitlines()
+    assert "MB free on the filesystem of" in line and "--min-free 16 MB" in line

@@ -8,6 +8,7 @@ warcio; a garbage or zero-filled tail (what a power loss can leave) is cut the s
 from __future__ import annotations
 
 import errno
+import os
 import random
 
 import pytest
@@ -159,3 +160,16 @@ def test_a_full_disk_stops_writes_and_later_flushes_with_one_error(tmp_path, mon
         outputs.fetched(fake_fetch(2), hop_path="", via=None, worker=1, outlinks=None)
     outputs.close()
     assert len(list((tmp_path / "warcs").glob("*" + OPEN_SUFFIX))) == 1  # left for the next run's repair
+
+
+def test_with_fsync_a_flush_reaches_the_disk_for_every_output(tmp_path, monkeypatch):
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(os.readlink(f"/proc/self/fd/{fd}")), real_fsync(fd)))
+    outputs = CrawlOutputs(tmp_path / "crawl.log", tmp_path / "warcs", tmp_path / "trace.txt", fsync=True)
+    outputs.fetched(fake_fetch(1), hop_path="", via=None, worker=1, outlinks=[])
+    synced.clear()
+    outputs.flush()
+    names = {os.path.basename(path) for path in synced}
+    assert {"crawl.log", "trace.txt"} <= names and any(name.endswith(".warc.gz" + OPEN_SUFFIX) for name in names)
+    outputs.close()

@@ -19,7 +19,7 @@ from ..errors import DiskFull, PycrawlerError
 from ..fetch.client import FetchResult
 from ..parse.links import Outlink
 from .crawllog import CrawlLog
-from .durable import cut_torn_line
+from .durable import cut_torn_line, sync_directory
 from .trace import TraceWriter
 from .warc import WarcWriter, repair_open_files
 
@@ -47,6 +47,9 @@ class CrawlOutputs:
             self.log = CrawlLog(log_path, fsync=fsync)
             self.warc = WarcWriter(warc_dir, fsync=fsync) if warc_dir is not None else None
             self.trace = TraceWriter(trace_path, fsync=fsync) if trace_path is not None else None
+            if fsync:  # a line file just created must not vanish with its folder's entry
+                for folder in {log_path.parent, *([trace_path.parent] if trace_path else [])}:
+                    sync_directory(folder)
 
     @property
     def folders(self) -> list[Path]:

@@ -483,21 +483,19 @@ class Crawler:
     async def _process(self, record: CrawlUrl) -> None:
         worker = self._free_workers.pop()
         try:
-            finished = await self._fetch_and_work(record, worker)
+            try:
+                finished = await self._fetch_and_work(record, worker)
+            except (asyncio.CancelledError, PycrawlerError):
+                raise
+            except Exception as exc:  # noqa: BLE001 -- a bug on one URL must not stop the crawl: -5 records it
+                finished = self._broken(record, worker, exc)
         except asyncio.CancelledError:
             self._in_process -= 1
             raise
-        except PycrawlerError as exc:  # the outputs failed: the URL stays pending, the crawl stops
+        except PycrawlerError as exc:  # an output (or a store) failed: the URL stays pending, the crawl stops
             self._in_process -= 1
             self._fail(exc)
             return
-        except Exception as exc:  # noqa: BLE001 -- a bug on one URL must not stop the crawl: -5 records it
-            try:
-                finished = self._broken(record, worker, exc)
-            except PycrawlerError as failed:
-                self._in_process -= 1
-                self._fail(failed)
-                return
         finally:
             self._free_workers.append(worker)
         self._finished.append(finished)

@@ -112,8 +112,8 @@ def _input_urls(args) -> "iter[str]":
 
 
 def run_seen(args: argparse.Namespace) -> int:
-    from ..heritrix.canon import canonicalize_many
-    from ..heritrix.fingerprint import create_keys
+    from ..keys.heritrix_canon import canonicalize_many
+    from ..keys.heritrix_fp import create_keys
 
     urls = _input_urls(args)
     with _open(args) as state:

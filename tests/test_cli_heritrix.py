@@ -71,7 +71,9 @@ def test_seen_reads_urls_from_stdin_and_keys_them_as_given_with_no_canon(state):
 def test_export_writes_pending_in_queue_order_and_sorted_raw_seen_keys(state, tmp_path):
     done = pycrawler("heritrix", "export", state, "--pending", tmp_path / "p.jsonl", "--seen", tmp_path / "s.u64")
     assert done.returncode == 0, done.stderr
-    rows = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text(encoding="utf-8").splitlines()]
+    text = (tmp_path / "p.jsonl").read_text(encoding="utf-8")
+    assert '"queue": "b\u00fccher.example"' in text  # non-ASCII text as UTF-8, not escaped
+    rows = [json.loads(line) for line in text.splitlines()]
     assert [(r["queue"], r["uri"], r["via"], r["pathFromSeed"]) for r in rows] == \
         [(u.queue, u.uri, u.via, u.path_from_seed) for u in queue_order(URLS)]
     assert np.fromfile(tmp_path / "s.u64", dtype=">u8").tolist() == sorted(seen_keys(SEEN))

@@ -135,6 +135,17 @@ def test_dump_writes_non_ascii_text_as_utf8_whatever_the_locale(tmp_path):
     assert sorted(json.loads(line)["value"]["title"] for line in text.splitlines()) == ["A", "网络爬虫"]
 
 
+def test_dump_writes_a_lone_surrogate_as_a_json_escape_so_lines_stay_valid_utf8(tmp_path):
+    with Environment(tmp_path / "env", create=True) as env:
+        env.open_database("names", create=True).put(STRING.encode("cut \ud800 pair"), STRING.encode("中"))
+    done = subprocess.run([sys.executable, "-m", "pycrawler", "store", "dump", tmp_path / "env", "--db", "names",
+                           "--key", "string", "--value", "string"], capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    line = done.stdout.decode("utf-8")  # strict: a raw surrogate would not decode
+    assert '"key": "cut \\ud800 pair", "value": "中"' in line
+    assert json.loads(line)["key"] == "cut \ud800 pair"
+
+
 def test_dump_without_the_class_catalog_says_why_values_cannot_be_decoded(tmp_path):
     """The URL database moved alone (dbdump, then load into a new environment): its
     serialized String keys need no catalog, its CrawlUrl values do."""

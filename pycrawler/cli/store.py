@@ -143,7 +143,11 @@ def _decoder(name: str, serial_decoder):
         from ..store.bindings import get_binding
 
         decode = get_binding(name).decode
-        return lambda data: (_text(value) if isinstance(value := decode(data), bytes) else value)
+
+        def chosen(data: bytes):
+            value = decode(data)
+            return _text(value) if isinstance(value, bytes) else value
+        return chosen
 
     def auto(data: bytes):
         try:
@@ -160,7 +164,7 @@ def _decoder(name: str, serial_decoder):
     return auto
 
 
-def _decode_into(record: dict, field: str, decode, data: bytes, where: str):
+def _decode_into(record: dict, field: str, decode, data: bytes, where: str) -> str | None:
     """record[field] = the decoded bytes; or, when they cannot be shown as a value,
     record[field + "_error"] = why (returned). A binding the user chose that does not fit
     the bytes is BadInput."""

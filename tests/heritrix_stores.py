@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import subprocess
 from pathlib import Path
 
-from java_programs import TARGET, run_java
+from java_programs import ROOT, TARGET, compile_java, run_java
 from pycrawler.heritrix import canonicalize, create_key
 
 QUEUES = ("example.com", "archive.org:8080", "dns:", "b\u00fccher.example")
@@ -54,13 +55,31 @@ def seen_keys(urls: list[str]) -> list[int]:
     return [create_key(canonicalize(u)) for u in urls]
 
 
-def write_h1(path: Path, urls: list[Queued], seen: list[str]) -> None:
-    """Heritrix 1.14 crawl state at ``path``: pending holds ``urls``, alreadySeenUrl the keys of ``seen``."""
+def write_h1(path: Path, urls: list[Queued], seen: list[str], *, early_classes: Path | None = None) -> None:
+    """Heritrix 1.14 crawl state at ``path``: pending holds ``urls``, alreadySeenUrl the keys of ``seen``.
+    With ``early_classes`` (from :func:`early_crawl_uri`), its ``CrawlURI`` writes the values."""
     lines = [f"P\t{u.queue}\t{u.uri}\t{u.via or '-'}\t{u.path_from_seed}\t{u.directive}\t{u.cost}\t{u.ordinal}\t"
              f"{str(u.seed).lower()}\t{u.ordinal % 3}\n" for u in urls]
     lines += [f"S\t{signed(k)}\n" for k in seen_keys(seen)]
     path.mkdir(parents=True, exist_ok=True)
-    run_java("HeritrixStateTool", "write", path, stdin="".join(lines))
+    run_java("HeritrixStateTool", "write", path, stdin="".join(lines), first=(early_classes,) if early_classes else ())
+
+
+STAND_IN = ROOT / "bridge" / "src" / "test" / "java" / "org" / "archive" / "crawler" / "datamodel" / "CrawlURI.java"
+_WRITE_OBJECT = re.compile(r"\n    private void writeObject\(.*?\n    }\n", re.DOTALL)
+
+
+def early_crawl_uri(into: Path) -> Path:
+    """Classes for :func:`write_h1`: the ``CrawlURI`` stand-in without its ``writeObject``, as
+    earlier Heritrix 1 releases had it (a value then holds ``CandidateURI``'s data and nothing
+    after ``CrawlURI``'s fields), compiled into ``into``. It shares the stand-in's name, so it
+    is made here from the stand-in's source rather than built with the test classes."""
+    source, removed = _WRITE_OBJECT.subn("\n", STAND_IN.read_text(encoding="utf-8"))
+    assert removed == 1, "the CrawlURI stand-in no longer has the writeObject this removes"
+    package = into / "src" / STAND_IN.relative_to(STAND_IN.parents[4]).parent
+    package.mkdir(parents=True)
+    (package / STAND_IN.name).write_text(source, encoding="utf-8")
+    return compile_java(into / "src", into / "classes")
 
 
 def java_classpath() -> str:

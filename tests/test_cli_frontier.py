@@ -25,6 +25,7 @@ def run(capsys, *argv: str, stdin: bytes | None = None, monkeypatch=None) -> tup
 def pop_jsonl(capsys, store, n: int = 100) -> list[dict]:
     code, out, _ = run(capsys, "frontier", "pop", str(store), "-n", str(n), "--format", "jsonl")
     assert code == 0
+    assert "\\u" not in out  # non-ASCII text is written as UTF-8, not escaped
     return [json.loads(line) for line in out.splitlines()]
 
 

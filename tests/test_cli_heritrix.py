@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from heritrix_stores import Holder, crawl, queue_order, seen_keys, write_h1
+from heritrix_stores import Holder, crawl, early_crawl_uri, queue_order, seen_keys, write_h1
 from pycrawler.frontier.workqueues import WorkQueueFrontier, decode_entry, decode_key
 from pycrawler.heritrix import canonicalize, create_key
 from pycrawler.seen.drum import DrumVisited
@@ -71,13 +71,41 @@ def test_seen_reads_urls_from_stdin_and_keys_them_as_given_with_no_canon(state):
 def test_export_writes_pending_in_queue_order_and_sorted_raw_seen_keys(state, tmp_path):
     done = pycrawler("heritrix", "export", state, "--pending", tmp_path / "p.jsonl", "--seen", tmp_path / "s.u64")
     assert done.returncode == 0, done.stderr
-    rows = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text(encoding="utf-8").splitlines()]
+    text = (tmp_path / "p.jsonl").read_text(encoding="utf-8")
+    assert '"queue": "b\u00fccher.example"' in text  # non-ASCII text as UTF-8, not escaped
+    rows = [json.loads(line) for line in text.splitlines()]
     assert [(r["queue"], r["uri"], r["via"], r["pathFromSeed"]) for r in rows] == \
         [(u.queue, u.uri, u.via, u.path_from_seed) for u in queue_order(URLS)]
     assert np.fromfile(tmp_path / "s.u64", dtype=">u8").tolist() == sorted(seen_keys(SEEN))
     hexed = pycrawler("heritrix", "export", state, "--seen", tmp_path / "s.txt", "--seen-format", "hex")
     assert hexed.returncode == 0
     assert (tmp_path / "s.txt").read_text().split() == [f"{k:016x}" for k in sorted(seen_keys(SEEN))]
+
+
+def test_a_crawl_uri_without_write_object_of_its_own_exports_and_imports(tmp_path):
+    """Earlier Heritrix 1 releases: CrawlURI writes no data of its own, so CandidateURI's
+    (the URI, via, attribute list) is the only custom data in a value."""
+    from pycrawler.heritrix.pending import H1_CRAWL_URI
+    from pycrawler.heritrix.state import HeritrixState
+    from pycrawler.store.catalog import ClassCatalog
+    from pycrawler.store.serial import SC_WRITE_METHOD
+
+    state = tmp_path / "early" / "state"
+    write_h1(state, URLS, SEEN, early_classes=early_crawl_uri(tmp_path / "classes"))
+    with HeritrixState.open(state) as opened:
+        catalog = ClassCatalog(opened.env.open_database("classCatalog"))
+        assert not catalog.descriptor(catalog.class_id(H1_CRAWL_URI)).flags & SC_WRITE_METHOD
+    done = pycrawler("heritrix", "export", state, "--pending", tmp_path / "p.jsonl")
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(r["uri"], r["via"], r["alist"], r["outLinks"], r["pathFromSeed"], r["holderCost"]) for r in rows] == \
+        [(u.uri, u.via, None, None, u.path_from_seed, u.cost) for u in queue_order(URLS)]
+    imported = pycrawler("heritrix", "import", state, "--into", tmp_path / "py")
+    assert imported.returncode == 0, imported.stderr
+    manifest = json.loads((tmp_path / "py" / "heritrix-import.json").read_text())
+    assert (manifest["frontier"]["urls"], manifest["seen"]["keys"]) == (len(URLS), len(SEEN))
+    with WorkQueueFrontier.open(tmp_path / "py", read_only=True) as frontier:
+        assert sorted(decode_entry(v).ori_url for v in frontier.pending.values() if v) == sorted(u.uri for u in URLS)
 
 
 def test_import_fills_a_work_queue_frontier_in_place_and_a_seen_table_keyed_as_heritrix(state, tmp_path):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -109,8 +110,68 @@ def test_dump_auto_decodes_serial_bound_records_through_the_class_catalog(tmp_pa
     raw, serial = (json.loads(line) for line in done.stdout.splitlines())  # key order: 0x00 < 0x74
     assert serial["key"] == "http://a/"
     assert serial["value"] == {"@class": "Page", "url": "http://a/", "hits": 3}
-    # Bytes the catalog cannot decode stay bytes: text when they are UTF-8, else null.
-    assert (raw["key"], raw["value"], raw["value_hex"]) == ("\x00not serial", None, "ff")
+    # Bytes the catalog cannot decode are text when they are UTF-8; else the record says why.
+    assert raw["key"] == "\x00not serial" and "value" not in raw and raw["value_hex"] == "ff"
+    assert raw["value_error"].startswith("not UTF-8 text (invalid start byte at byte 0), nor serial-bound")
+    assert done.stderr.count("\n") == 1 and "a value cannot be decoded (not UTF-8 text" in done.stderr
+
+
+def book_store(path) -> None:
+    """The book's layout with Chinese titles and URLs, as BookFrontier writes it."""
+    from pycrawler.frontier.book import BookFrontier
+    from pycrawler.records.crawl_url import CrawlUrl
+
+    with BookFrontier.open(path, create=True) as frontier:
+        frontier.put_urls([CrawlUrl("http://例子.测试/书", title="网络爬虫"), CrawlUrl("http://a/", title="A")])
+
+
+def test_dump_writes_non_ascii_text_as_utf8_whatever_the_locale(tmp_path):
+    book_store(tmp_path / "book")
+    done = subprocess.run([sys.executable, "-m", "pycrawler", "store", "dump", tmp_path / "book", "--db", "URL"],
+                          capture_output=True, timeout=120, env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 0, done.stderr
+    text = done.stdout.decode("utf-8")
+    assert '"title": "网络爬虫"' in text and '"key": "http://例子.测试/书"' in text and "\\u" not in text
+    assert sorted(json.loads(line)["value"]["title"] for line in text.splitlines()) == ["A", "网络爬虫"]
+
+
+def test_dump_writes_a_lone_surrogate_as_a_json_escape_so_lines_stay_valid_utf8(tmp_path):
+    with Environment(tmp_path / "env", create=True) as env:
+        env.open_database("names", create=True).put(STRING.encode("cut \ud800 pair"), STRING.encode("中"))
+    done = subprocess.run([sys.executable, "-m", "pycrawler", "store", "dump", tmp_path / "env", "--db", "names",
+                           "--key", "string", "--value", "string"], capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    line = done.stdout.decode("utf-8")  # strict: a raw surrogate would not decode
+    assert '"key": "cut \\ud800 pair", "value": "中"' in line
+    assert json.loads(line)["key"] == "cut \ud800 pair"
+
+
+def test_dump_without_the_class_catalog_says_why_values_cannot_be_decoded(tmp_path):
+    """The URL database moved alone (dbdump, then load into a new environment): its
+    serialized String keys need no catalog, its CrawlUrl values do."""
+    from pycrawler.store.serial import STREAM_HEADER, SerialEncoder
+
+    book_store(tmp_path / "book")
+    moved = pycrawler("store", "dump", tmp_path / "book", "--db", "URL", "--format", "dbdump",
+                      "-o", tmp_path / "url.dump")
+    assert moved.returncode == 0, moved.stderr
+    assert pycrawler("store", "load", tmp_path / "alone", tmp_path / "url.dump").returncode == 0
+    # A whole Java serialization stream of a String (header included) needs no catalog either.
+    with Environment(tmp_path / "alone") as env:
+        env.open_database("URL").put(STREAM_HEADER + SerialEncoder(None).encode_string("http://whole/"), b"p")
+    assert "java_class_catalog" not in pycrawler("store", "ls", tmp_path / "alone").stdout
+
+    done = pycrawler("store", "dump", tmp_path / "alone", "--db", "URL")
+    assert done.returncode == 0, done.stderr
+    rows = {row["key"]: row for row in map(json.loads, done.stdout.splitlines())}
+    assert set(rows) == {"http://a/", "http://例子.测试/书", "http://whole/"}
+    assert rows["http://whole/"]["value"] is None  # b"p" is TC_NULL: Java's null, a real value
+    for url in ("http://a/", "http://例子.测试/书"):
+        assert "value" not in rows[url]
+        assert "whose class descriptor is in a class catalog (java_class_catalog or classCatalog) " \
+               "this environment does not have" in rows[url]["value_error"]
+    note = done.stderr.splitlines()
+    assert len(note) == 1 and note[0].startswith("pycrawler: note: ") and "class catalog" in note[0]
 
 
 def test_dump_then_load_carries_records_unchanged_in_both_formats(store, tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pycrawler.heritrix import (
+from pycrawler.keys.heritrix_canon import (
     DEFAULT_RULES,
     canonicalize,
     canonicalize_many,

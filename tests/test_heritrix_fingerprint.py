@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pycrawler.errors import BadInput
-from pycrawler.heritrix import (
+from pycrawler.keys.heritrix_fp import (
     STD24,
     STD40,
     STD64,
@@ -77,9 +77,9 @@ def test_batch_matches_java_on_every_vector(vectors, column):
 
 
 def test_batch_in_several_chunks_matches_java(vectors, monkeypatch):
-    from pycrawler.heritrix import fingerprint
+    from pycrawler.keys import heritrix_fp
 
-    monkeypatch.setattr(fingerprint, "CHUNK", 1000)
+    monkeypatch.setattr(heritrix_fp, "CHUNK", 1000)
     urls, expected = vectors
     np.testing.assert_array_equal(create_keys(iter(urls)), expected["create_key"])
 

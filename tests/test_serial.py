@@ -155,10 +155,15 @@ def test_write_object_data_is_kept_raw_after_the_fields(java_store):
     assert isinstance(block, BlockData) and block == b"\x00\x00\x00\x2a\x00\x05extra"  # writeInt, writeUTF
     assert inner == {"@class": FIXTURES + "Inner", "label": "written by writeObject", "number": 3}
     assert tail == b"\xff" * 8
+    # The data is also found by the class that wrote it, whatever the hierarchy's other writers.
+    assert custom.written_by(FIXTURES + "Custom") is custom["@data"]
+    assert custom.written_by("java.lang.Object") is None
 
 
 def test_externalizable_data_is_kept_raw(java_store):
-    assert java_store[2]["external"] == {"@class": FIXTURES + "External", "@data": [b"\x01\x02\x03\x04\x00\x03ext"]}
+    external = java_store[2]["external"]
+    assert external == {"@class": FIXTURES + "External", "@data": [b"\x01\x02\x03\x04\x00\x03ext"]}
+    assert external.written_by(FIXTURES + "External") == [b"\x01\x02\x03\x04\x00\x03ext"]
 
 
 def test_a_field_shadowed_by_a_subclass_keeps_the_superclass_value_qualified(java_store):

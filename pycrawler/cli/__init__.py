@@ -2,7 +2,8 @@
 
 Each command group lives in its own module with a ``register(subparsers)`` function; this
 module wires them together and owns the error contract: a user's mistake prints one line
-on stderr and exits non-zero (2 for bad input); ``--debug`` shows the whole trace.
+on stderr and exits non-zero (2 for bad input); ``--debug`` shows the whole trace. Standard
+output is UTF-8 whatever the locale (:func:`.jsonl.utf8_stdout`).
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ import sys
 import traceback
 
 from ..errors import PycrawlerError
-from . import crawl, demo, frontier, heritrix, info, store
+from . import crawl, demo, fingerprint, frontier, heritrix, info, store
+from .jsonl import utf8_stdout
 
-GROUPS = (info, demo, crawl, store, frontier, heritrix)
+GROUPS = (info, demo, crawl, store, fingerprint, frontier, heritrix)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,6 +42,7 @@ def _java_exception_line(exc: BaseException) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    utf8_stdout()
     try:
         return args.run(args) or 0
     except PycrawlerError as exc:

@@ -38,6 +38,7 @@ from ..frontier.protocol import TodoFrontier
 from ..frontier.workqueues import WorkQueueFrontier, open_store
 from ..store.logfile import jdb_files
 from ..records.crawl_url import CrawlUrl, to_dict
+from .jsonl import json_line
 
 BATCH = 10_000
 MAX_URL_CHARS = 8192
@@ -158,12 +159,16 @@ def _checked(sources: Iterable[tuple[str, str]], max_chars: int) -> Iterator[Cra
             raise BadInput(f"{where}: {exc}") from None
 
 
+def url_sources(urls: list[str]) -> Iterator[tuple[str, str]]:
+    """(where, URL) for each URL argument, or with none, each non-blank stdin line
+    (``argument 2``, ``stdin line 7``: how an error names the URL)."""
+    if urls:
+        return ((f"argument {i}", url) for i, url in enumerate(urls, 1))
+    return _stdin_urls()
+
+
 def run_put(args: argparse.Namespace) -> int:
-    if args.urls:
-        sources = ((f"argument {i}", url) for i, url in enumerate(args.urls, 1))
-    else:
-        sources = _stdin_urls()
-    records = _checked(sources, args.max_url_chars)
+    records = _checked(url_sources(args.urls), args.max_url_chars)
     batch = list(islice(records, args.batch))  # a bad first batch leaves no store behind
     stored = 0
     with _open(args.dir, layout=args.layout, order=args.order, create=True) as frontier:
@@ -202,15 +207,12 @@ def _text(record: CrawlUrl) -> str:
 
 
 def run_pop(args: argparse.Namespace) -> int:
-    # A lone surrogate (from a Java string cut in half) must not stop the output mid-record.
-    if hasattr(sys.stdout, "reconfigure"):
-        sys.stdout.reconfigure(errors="backslashreplace")
     with _open(args.dir) as frontier:
         remaining = args.n
         while remaining and (batch := frontier.get_next_batch(min(remaining, BATCH))):
             remaining -= len(batch)
             if args.format == "jsonl":
-                out = "".join(json.dumps(to_dict(r)) + "\n" for r in batch)
+                out = "".join(json_line(to_dict(r)) for r in batch)
             else:
                 out = "".join(_text(r) + "\n" for r in batch)
             sys.stdout.write(out)

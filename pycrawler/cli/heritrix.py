@@ -9,13 +9,13 @@ need the user's Heritrix ``lib/`` on ``PYCRAWLER_CLASSPATH``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from itertools import islice
 from pathlib import Path
 
 from ..errors import BadInput
-from .store import _json_default, _output
+from .jsonl import json_line
+from .store import _output
 
 SEEN_BATCH = 100_000
 TOP_QUEUES = 10
@@ -112,8 +112,8 @@ def _input_urls(args) -> "iter[str]":
 
 
 def run_seen(args: argparse.Namespace) -> int:
-    from ..heritrix.canon import canonicalize_many
-    from ..heritrix.fingerprint import create_keys
+    from ..keys.heritrix_canon import canonicalize_many
+    from ..keys.heritrix_fp import create_keys
 
     urls = _input_urls(args)
     with _open(args) as state:
@@ -144,7 +144,7 @@ def run_export(args: argparse.Namespace) -> int:
             count = 0
             with _output(args.pending) as out:
                 for row in pending_urls(state, decode_many):
-                    out.write(json.dumps(row, default=_json_default, ensure_ascii=False) + "\n")
+                    out.write(json_line(row))
                     count += 1
             print(f"pending: {count} URLs -> {args.pending}", file=sys.stderr)
         if args.seen:

@@ -3,7 +3,8 @@
 ``ls`` and ``dump`` open the environment read-only and never change a byte of it; ``load``
 opens it for writing (creating it when absent) and writes in batches, one transaction and
 one JNI crossing per batch. Dumps are JSON lines (``key``/``value`` decoded by bindings, plus
-the raw bytes as ``key_hex``/``value_hex``) or JE's DbDump text format, which JE's own
+the raw bytes as ``key_hex``/``value_hex``; bytes that cannot be decoded have
+``key_error``/``value_error`` saying why instead of a value) or JE's DbDump text format, which JE's own
 ``DbLoad`` (and C Berkeley DB's ``db_load``) read.
 """
 
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
 import json
 import os
 import sys
@@ -20,6 +20,7 @@ from itertools import islice
 from pathlib import Path
 
 from ..errors import BadInput, PycrawlerError
+from .jsonl import json_line
 
 FORMATS = ("jsonl", "dbdump")
 AUTO = "auto"
@@ -112,50 +113,70 @@ def _output(path: str | None):
 
 def _serial_decoder(env):
     """A decoder of ``SerialBinding`` bytes through the store's class catalog
-    (``java_class_catalog`` or ``classCatalog``), or None when the store has none."""
+    (``java_class_catalog`` or ``classCatalog``); without one, a decoder of the values that
+    need no catalog (strings, nulls), which says why it cannot decode the others."""
     from ..store import serial
+    from ..store.catalog import NoCatalog
 
-    return serial.catalog_decoder(env)
+    return serial.catalog_decoder(env) or serial.SerialDecoder(NoCatalog())
+
+
+class _Undecodable(Exception):
+    """A key or value a JSON-lines dump shows by its bytes only; the message says why."""
+
+
+def _text(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _Undecodable(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 def _decoder(name: str, serial_decoder):
-    """bytes -> JSON-ready value for the binding ``name`` (``auto``: serial, else bytes)."""
+    """bytes -> JSON-ready value for the binding ``name`` (``auto``: serial-bound, or a whole
+    Java serialization stream, else UTF-8 text); raises _Undecodable, with the reason, for
+    bytes it cannot show as a value."""
+    from ..store import serial
+    from ..store.catalog import CatalogMissing
+
     if name != AUTO:
         from ..store.bindings import get_binding
 
-        return get_binding(name).decode
-    if serial_decoder is None:
-        return bytes
+        decode = get_binding(name).decode
+
+        def chosen(data: bytes):
+            value = decode(data)
+            return _text(value) if isinstance(value, bytes) else value
+        return chosen
 
     def auto(data: bytes):
-        value = serial_decoder(data)
-        return data if value is serial_decoder.NOT_SERIAL else value
+        try:
+            if data[:4] == serial.STREAM_HEADER:  # a whole ObjectOutputStream: its classes inline
+                return serial.decode_stream(data)
+            return serial_decoder.decode(data)
+        except CatalogMissing as exc:
+            raise _Undecodable(str(exc)) from None
+        except BadInput as not_serial:
+            try:
+                return _text(data)
+            except _Undecodable as exc:
+                raise _Undecodable(f"{exc}, nor serial-bound ({not_serial})") from None
     return auto
 
 
-def _json_default(value):
-    """JSON for what bindings decode to beyond JSON's types. Bytes that are not UTF-8 text
-    become null: ``key_hex``/``value_hex`` always carry the exact bytes."""
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        try:
-            return bytes(value).decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-    if isinstance(value, (datetime.date, datetime.time)):
-        return value.isoformat()
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
-    if hasattr(value, "__dict__"):
-        return vars(value)
-    return str(value)
-
-
-def _decode(decode, data: bytes, what: str, where: str):
+def _decode_into(record: dict, field: str, decode, data: bytes, where: str) -> str | None:
+    """record[field] = the decoded bytes; or, when they cannot be shown as a value,
+    record[field + "_error"] = why (returned). A binding the user chose that does not fit
+    the bytes is BadInput."""
     try:
-        return decode(data)
+        record[field] = decode(data)
+    except _Undecodable as exc:
+        record[f"{field}_error"] = str(exc)
+        return str(exc)
     except PycrawlerError as exc:
         shown = f"0x{data[:32].hex()}{'...' * (len(data) > 32)}" if data else "(empty)"
-        raise BadInput(f"{where}: {what} {shown}: {exc}") from None
+        raise BadInput(f"{where}: {field} {shown}: {exc}") from None
+    return None
 
 
 def run_dump(args: argparse.Namespace) -> int:
@@ -189,14 +210,21 @@ def _dump_jsonl(env, db, args: argparse.Namespace) -> None:
     decode_key = _decoder(args.key, serial_decoder)
     decode_value = _decoder(args.value, serial_decoder)
     where = f"{args.dir} database {args.db!r}"
+    noted = False
     with _output(args.output) as out:
         for chunk in _chunks(db.items(), DUMP_CHUNK_RECORDS):
             lines = []
             for key, value in chunk:
-                record = {"key": _decode(decode_key, key, "key", where),
-                          "value": _decode(decode_value, value, "value of key", where),
-                          "key_hex": key.hex(), "value_hex": value.hex()}
-                lines.append(json.dumps(record, default=_json_default) + "\n")
+                record: dict = {}
+                errors = (_decode_into(record, "key", decode_key, key, where),
+                          _decode_into(record, "value", decode_value, value, where))
+                record.update(key_hex=key.hex(), value_hex=value.hex())
+                lines.append(json_line(record))
+                if not noted and any(errors):
+                    noted = True
+                    print(f"pycrawler: note: {where}: a {'key' if errors[0] else 'value'} cannot be decoded "
+                          f"({errors[0] or errors[1]}); such records have key_error/value_error saying why "
+                          "instead of key/value, and their bytes in key_hex/value_hex", file=sys.stderr)
             out.write("".join(lines))
 
 

@@ -66,7 +66,7 @@ def _date_millis(value, where: str) -> int:
     object whose ``writeObject`` data holds the time as a long."""
     if isinstance(value, datetime):
         return (value - _EPOCH) // _MILLI
-    data = value.get("@data") if isinstance(value, JavaObject) else None
+    data = value.written_by("java.util.Date") if isinstance(value, JavaObject) else None
     if data and isinstance(data[0], BlockData) and len(data[0]) >= 8:
         return int.from_bytes(data[0][:8], "big", signed=True)
     raise BadInput(f"{where}: not a java.util.Date: {value!r:.100}")

@@ -1,10 +1,13 @@
 """Heritrix crawl state: its URL keys and canonical forms (and, beside them, its stores).
 
 ``create_key(canonicalize(url))`` is the key under which Heritrix 3 records ``url`` in its
-``alreadySeenUrl`` database (stored as a JE ``LongBinding``).
+``alreadySeenUrl`` database (stored as a JE ``LongBinding``). The keys and canonical rules live
+with pycrawler's own URL keys (:mod:`pycrawler.keys.heritrix_fp`,
+:mod:`pycrawler.keys.heritrix_canon`), which frontiers use without this package; they are
+re-exported here beside the stores they are the keys of.
 """
 
-from .canon import (
+from ..keys.heritrix_canon import (
     DEFAULT_RULES,
     canonicalize,
     canonicalize_many,
@@ -15,7 +18,7 @@ from .canon import (
     strip_userinfo,
     strip_wwwn,
 )
-from .fingerprint import (
+from ..keys.heritrix_fp import (
     STD24,
     STD40,
     STD64,

@@ -44,10 +44,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import BadInput, SetupError
+from ..keys.heritrix_canon import canonicalize_many
+from ..keys.heritrix_fp import create_keys
 from ..records.crawl_url import encode_many
-from .canon import canonicalize_many
 from .export import DECODE_BATCH, pending_urls, value_decoder
-from .fingerprint import create_keys
 from .pending import KRYO_NEEDS, cap_queue, is_cap_key, parse_key
 from .state import HeritrixState
 

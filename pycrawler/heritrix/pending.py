@@ -21,9 +21,10 @@ import struct
 from typing import Any
 
 from ..errors import BadInput, SetupError
-from ..store.serial import BlockData, decode_modified_utf8
+from ..store.serial import BlockData, JavaObject, decode_modified_utf8
 
 H1_CRAWL_URI = "org.archive.crawler.datamodel.CrawlURI"
+H1_CANDIDATE_URI = "org.archive.crawler.datamodel.CandidateURI"
 TAIL = 8  # directive, precedence, 6-byte ordinal
 ORDINAL_MASK = (1 << 48) - 1
 
@@ -71,19 +72,21 @@ def key_fields(key: PendingKey) -> dict[str, Any]:
 def h1_crawl_uri(obj) -> dict[str, Any]:
     """The fields of a decoded Heritrix 1 ``CrawlURI``: its serialized fields under their Java
     names, plus ``uri``, ``via`` and ``alist`` (what ``CandidateURI.writeObject`` writes after
-    the fields) and ``outLinks`` (``CrawlURI.writeObject``)."""
-    if not isinstance(obj, dict) or obj.get("@class") != H1_CRAWL_URI:
+    the fields) and ``outLinks`` (``CrawlURI.writeObject``; None where the release's
+    ``CrawlURI`` has no ``writeObject`` of its own). Each is looked up by the class that
+    wrote it, whichever other classes wrote data too."""
+    if not isinstance(obj, JavaObject) or obj.class_name != H1_CRAWL_URI:
         found = obj.get("@class") if isinstance(obj, dict) else type(obj).__name__
         raise BadInput(f"expected a Heritrix 1 {H1_CRAWL_URI}, found {found}")
     fields = {name: value for name, value in obj.items() if "@" not in name}
-    candidate = next((v for k, v in obj.items() if k.endswith("CandidateURI.@data")), None)
+    candidate = obj.written_by(H1_CANDIDATE_URI)
     if not candidate or not isinstance(candidate[0], BlockData) or len(candidate) < 3:
         raise BadInput("a Heritrix 1 CrawlURI without the URI that CandidateURI.writeObject writes")
     uri_bytes = bytes(candidate[0])
     (length,) = struct.unpack_from(">H", uri_bytes)
     fields["uri"] = decode_modified_utf8(uri_bytes[2:2 + length], "CrawlURI uri")
     fields["via"], fields["alist"] = candidate[1], candidate[2]
-    own = obj.get("@data") or [None]
+    own = obj.written_by(H1_CRAWL_URI) or [None]
     fields["outLinks"] = own[0]
     return fields
 

@@ -1,4 +1,5 @@
-"""URL keys: the book's MD5 key, the 64-bit fingerprints the Visited tables use, and the
+"""URL keys: the book's MD5 key, the 64-bit fingerprints the Visited tables use, Heritrix's
+``createKey`` and canonical rules (:mod:`.heritrix_fp`, :mod:`.heritrix_canon`), and the
 seen-key schemes a frontier chooses between (:mod:`.schemes`).
 
 >>> md5_key("http://example.com/")

@@ -17,7 +17,7 @@ name           what it does                                                  fet
 ``w3lib``      ``w3lib.url.canonicalize_url``: Scrapy's fingerprint form;    yes
                also *sorts the query arguments* (``?b=1&a=2`` ==
                ``?a=2&b=1``), which merges URLs most sites treat alike.
-``heritrix``   Heritrix 3's default rules (:mod:`pycrawler.heritrix.canon`):  no
+``heritrix``   Heritrix 3's default rules (:mod:`.heritrix_canon`):           no
                lowercases the whole URL, strips ``www``/``wwwN``, session
                ids and userinfo. Lossy: for the seen key only, the original
                URL is what is fetched (as Heritrix does).
@@ -146,7 +146,7 @@ def _w3lib_many(urls: Sequence[str]) -> list[str | None]:
 
 
 def _heritrix_many(urls: Sequence[str]) -> list[str | None]:
-    from ..heritrix.canon import canonicalize_many
+    from .heritrix_canon import canonicalize_many
 
     valid = [isinstance(u, str) and safe(u) is not None for u in urls]
     canonical = canonicalize_many([u if ok else "" for u, ok in zip(urls, valid)])

@@ -11,7 +11,7 @@ scheme         key of a canonical URL                                 canonicali
 (default)      (:func:`pycrawler.keys.fingerprints64`)                ``safe``)
 ``heritrix``   Heritrix's ``createKey``: a Rabin fingerprint of the   ``heritrix`` only
                scheme and authority in the top 24 bits, one of the
-               whole URL below (:func:`pycrawler.heritrix.create_keys`)
+               whole URL below (:func:`.heritrix_fp.create_keys`)
 =============  =====================================================  ==================
 
 ``heritrix`` keys are the ones in a Heritrix crawl's ``alreadySeenUrl`` database, so a frontier
@@ -40,7 +40,7 @@ def _md5_keys(canonical: Sequence[str]) -> np.ndarray:
 
 
 def _heritrix_keys(canonical: Sequence[str]) -> np.ndarray:
-    from ..heritrix.fingerprint import create_keys
+    from .heritrix_fp import create_keys
 
     return create_keys(canonical)
 

@@ -39,6 +39,22 @@ def next_class_id(last: bytes) -> bytes:
     return value.to_bytes(value.bit_length() // 8 + 1, "big", signed=True)
 
 
+class CatalogMissing(BadInput):
+    """A ``SerialBinding`` value names a class, and its environment has no class catalog."""
+
+
+class NoCatalog:
+    """The class catalog of an environment that has none (one database moved alone, through
+    ``db_dump``/``db_load`` say). ``SerialBinding`` values that name no class (a ``String``,
+    a null) decode without one; any other names a class ID, which raises
+    :class:`CatalogMissing`."""
+
+    def descriptor(self, class_id: bytes) -> ClassDesc:
+        raise CatalogMissing(
+            f"a serialized Java object of class ID {bytes(class_id).hex() or '(empty)'}, whose class descriptor "
+            f"is in a class catalog ({' or '.join(CATALOG_DATABASE_NAMES)}) this environment does not have")
+
+
 class ClassCatalog:
     """The class catalog in a :class:`~pycrawler.store.Database`; descriptors are read when
     first needed and cached. Writing (:meth:`register`) needs a writable database."""

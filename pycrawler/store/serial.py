@@ -108,8 +108,11 @@ class JavaObject(dict):
     """A Java object decoded without its class: field name -> value, and ``"@class"``.
 
     A field a superclass declares under the same name as a subclass's is kept as
-    ``"<superclass>.<name>"``. Hashing is by identity, as for a Java object that does not
-    override ``hashCode``, so decoded objects can be set members and map keys.
+    ``"<superclass>.<name>"``; so is the ``"@data"`` a superclass's ``writeObject`` wrote when
+    a subclass wrote some too. Which class an ``"@data"`` entry belongs to thus depends on
+    the rest of the hierarchy: code that needs one class's data asks :meth:`written_by`.
+    Hashing is by identity, as for a Java object that does not override ``hashCode``, so
+    decoded objects can be set members and map keys.
     """
 
     __hash__ = object.__hash__
@@ -117,10 +120,16 @@ class JavaObject(dict):
     def __init__(self, class_name: str, fields: Mapping[str, Any] = ()):
         super().__init__({"@class": class_name})
         self.update(fields)
+        self._written: dict[str, list] = {}
 
     @property
     def class_name(self) -> str:
         return self["@class"]
+
+    def written_by(self, class_name: str) -> list | None:
+        """What ``class_name``'s own ``writeObject`` (or ``writeExternal``) wrote after its
+        fields, or None when that class of the object's hierarchy wrote nothing of its own."""
+        return self._written.get(class_name)
 
 
 class BlockData(bytes):
@@ -467,7 +476,8 @@ class _Reader:
 
 def _flatten(target: JavaObject, slices: dict[str, dict]) -> JavaObject:
     """Merge the per-class values into one object; a name a subclass declares again keeps the
-    superclass's value as ``"<superclass>.<name>"``."""
+    superclass's value as ``"<superclass>.<name>"``. Each class's ``"@data"`` is also kept
+    under its class's name (:meth:`JavaObject.written_by`)."""
     owner: dict[str, str] = {}
     for class_name, values in slices.items():
         for name, value in values.items():
@@ -475,6 +485,8 @@ def _flatten(target: JavaObject, slices: dict[str, dict]) -> JavaObject:
                 target[f"{owner[name]}.{name}"] = target.pop(name)
             target[name] = value
             owner[name] = class_name
+        if "@data" in values:
+            target._written[class_name] = values["@data"]
     return target
 
 

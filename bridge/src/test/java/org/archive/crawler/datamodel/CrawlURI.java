@@ -7,7 +7,9 @@ import java.io.ObjectOutputStream;
  * Test-only stand-in for Heritrix 1.14's {@code org.archive.crawler.datamodel.CrawlURI}: its
  * name, serialVersionUID and serializable fields, and its {@code writeObject} (the out-links,
  * or null when there are none), so that a class catalog and pending values written with it
- * are what Heritrix 1.14's {@code BdbMultipleWorkQueues} stores.
+ * are what Heritrix 1.14's {@code BdbMultipleWorkQueues} stores. The tests also compile it
+ * without its {@code writeObject}, the shape of earlier Heritrix 1 releases
+ * (tests/heritrix_stores.py, {@code early_crawl_uri}).
  */
 public class CrawlURI extends CandidateURI {
     private static final long serialVersionUID = 7874096757350100472L;

@@ -40,7 +40,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import BadInput
-from ..keys.urls import utf16_units
+from .urls import utf16_units
 
 _WORD = (1 << 64) - 1
 _X_TO_THE_0 = 1 << 63

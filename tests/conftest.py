@@ -35,3 +35,25 @@ def shared() -> Path:
     if not SHARED.is_dir():
         pytest.skip("../shared is not beside the project")
     return SHARED
+
+
+JE7_JAR = SHARED / "deps" / "je-7.5.11" / "je-7.5.11.jar"
+
+
+@pytest.fixture(scope="session")
+def je7_jar() -> Path:
+    """JE 7.5.11's jar (Heritrix 3's JE), for tests that run JE 7 in a child process. Missing,
+    the test skips with the reason, except under CI, where JE 7 is part of what is tested."""
+    if not JE7_JAR.is_file():
+        reason = f"JE 7 is not at {JE7_JAR} (the project's shared/deps beside it)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return JE7_JAR
+
+
+def with_je(jar: Path | None) -> dict[str, str]:
+    """The environment of a child process that loads JE from ``jar`` (None: the build's JE 3.3)."""
+    entries = [e for e in os.environ.get("PYCRAWLER_CLASSPATH", "").split(os.pathsep)
+               if e and not Path(e).name.startswith("je-")]
+    return os.environ | {"PYCRAWLER_CLASSPATH": os.pathsep.join(([str(jar)] if jar else []) + entries)}

@@ -62,6 +62,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                       help="jsonl (key_hex/value_hex per line) or dbdump; default: from the first line")
     load.set_defaults(run=run_load)
 
+    migrate = actions.add_parser("migrate", help="copy an environment into JE 7's format (Heritrix 3) or JE 3.3's "
+                                                 "(Heritrix 1, the book), every database byte for byte")
+    migrate.add_argument("source", metavar="SRC", help="the JE environment to copy (opened read-only)")
+    migrate.add_argument("target", metavar="DST", help="the new environment (must not exist, or be empty)")
+    migrate.add_argument("--to", type=int, choices=(3, 7), required=True, help="the JE format to write")
+    migrate.add_argument("--je7-jar", metavar="JAR",
+                         help="JE 7's jar (default: a je-7.*.jar on PYCRAWLER_CLASSPATH); a Heritrix 3 lib/ has one")
+    migrate.set_defaults(run=run_migrate)
+
 
 # -- ls ---------------------------------------------------------------------------------------
 def run_ls(args: argparse.Namespace) -> int:
@@ -302,4 +311,15 @@ def run_load(args: argparse.Namespace) -> int:
                     db.put_many(keys, values, txn=txn)
                 loaded += len(keys)
     print(f"loaded {loaded} records into {args.dir} database {database!r}")
+    return 0
+
+
+# -- migrate ----------------------------------------------------------------------------------
+def run_migrate(args: argparse.Namespace) -> int:
+    from ..store.migrate import migrate
+
+    counts = migrate(args.source, args.target, args.to, je7_jar=args.je7_jar)
+    for name, count in counts.items():
+        print(f"{count:>12,}  {name}")
+    print(f"{sum(counts.values()):>12,}  records in {len(counts)} databases, written by JE {args.to} into {args.target}")
     return 0

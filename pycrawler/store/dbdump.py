@@ -204,7 +204,7 @@ class DbDumpWriter:
             raise BadInput(f"dump format must be one of {', '.join(FORMATS)}, not {format!r}")
         self._stream = stream
         self._text = isinstance(stream, io.TextIOBase)
-        self.header = DumpHeader(format=format, database=database if _header_safe(database) else None,
+        self.header = DumpHeader(format=format, database=database if header_safe(database) else None,
                                  dupsort=dupsort)
         self._started = False
         self._closed = False
@@ -255,6 +255,6 @@ class DbDumpWriter:
             self.close()
 
 
-def _header_safe(name: str | None) -> bool:
+def header_safe(name: str | None) -> bool:
     """Whether ``name`` reads back unchanged from a ``database=`` line (DbLoad trims the value)."""
     return bool(name) and name == name.strip() and name.isprintable()

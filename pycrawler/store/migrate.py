@@ -1,0 +1,171 @@
+"""Copy a JE environment into the other JE format: JE 3.3 (log version 6, Heritrix 1 and the
+book) to JE 7 (log version 15, Heritrix 3) or back.
+
+Two JE releases cannot share one JVM (same class names), and JPype starts one JVM per
+process, so the copy runs as two child processes, each on its own JE: a *reader* on the
+source's JE opens the source read-only and writes every database as a DbDump section to its
+standard output; a *writer* on the target JE reads those sections from its standard input
+and loads each into a new environment. DbDump text carries every key and value byte for
+byte, and each section's header the database's name and whether it has sorted duplicates
+(plus, here, whether JE prefixes its keys). The records cross JNI in batches on both sides.
+
+The source is opened read-only, so it is left as it was; the target must not exist yet, and
+is removed again if the copy fails, so a failed migration leaves nothing half-copied.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..errors import BadInput, PycrawlerError, SetupError
+from . import logfile
+
+TARGETS = (3, 7)
+KEY_PREFIXING = "keyprefixing"   # a DbDump header field of our own: JE's DbLoad has no such option
+BATCH_RECORDS = 10_000
+_JE_JAR = re.compile(r"^(?:je|db-je)-(\d+)[\d.]*\.jar$")
+
+
+def je_major_for(log_version: int) -> int:
+    """The JE release line that reads a log version: 3 for JE 3.3's logs (6 and older), else 7."""
+    return 3 if log_version <= 6 else 7
+
+
+def classpath_for(major: int, je7_jar: Path | None) -> str:
+    """``PYCRAWLER_CLASSPATH`` for a child on JE ``major``: the user's entries with every JE
+    jar left out, then JE 7's jar for 7 (JE 3.3 comes from the build's ``target/lib``)."""
+    entries = [e for e in os.environ.get("PYCRAWLER_CLASSPATH", "").split(os.pathsep) if e]
+    kept = [e for e in entries if not _JE_JAR.match(Path(e).name)]
+    if major == 7:
+        if je7_jar is None:
+            raise SetupError("a JE 7 environment needs JE 7's jar: pass --je7-jar PATH (a Heritrix 3 lib/ "
+                             "holds je-7.5.11.jar) or put it on PYCRAWLER_CLASSPATH")
+        kept.append(str(je7_jar))
+    return os.pathsep.join(kept)
+
+
+def find_je7_jar(given: str | Path | None) -> Path | None:
+    """``given``, else a ``je-7.*.jar`` on ``PYCRAWLER_CLASSPATH`` (a jar, or in a folder there)."""
+    if given:
+        path = Path(given)
+        if not path.is_file():
+            raise BadInput(f"--je7-jar {given}: no such file")
+        return path
+    for entry in filter(None, os.environ.get("PYCRAWLER_CLASSPATH", "").split(os.pathsep)):
+        path = Path(entry)
+        for jar in ([path] if path.is_file() else sorted(path.glob("*.jar")) if path.is_dir() else []):
+            if (m := _JE_JAR.match(jar.name)) and int(m.group(1)) >= 7:
+                return jar
+    return None
+
+
+def migrate(source: str | Path, target: str | Path, to: int, *, je7_jar: str | Path | None = None) -> dict[str, int]:
+    """Copy every database of ``source`` into a new environment ``target`` written by JE
+    ``to`` (3 or 7); returns the records copied per database."""
+    source, target = Path(source), Path(target)
+    if to not in TARGETS:
+        raise BadInput(f"--to is 3 or 7, not {to}")
+    if not source.is_dir() or not logfile.jdb_files(source):
+        raise BadInput(f"{source} is not a JE environment (no .jdb files)")
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise BadInput(f"{target} exists and is not empty: migrate writes a new environment")
+    from_major = je_major_for(logfile.log_version(source))
+    jar = find_je7_jar(je7_jar)
+    command = [sys.executable, "-m", __name__]
+    reader = subprocess.Popen([*command, "read", str(source)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              env=_child_env(from_major, jar))
+    try:
+        writer = subprocess.run([*command, "write", str(target)], stdin=reader.stdout, capture_output=True,
+                                env=_child_env(to, jar))
+    finally:
+        reader.stdout.close()
+        read_errors = reader.stderr.read().decode("utf-8", "replace")
+        reader.wait()
+    if reader.returncode != 0 or writer.returncode != 0:
+        shutil.rmtree(target, ignore_errors=True)
+        message = (read_errors if reader.returncode else writer.stderr.decode("utf-8", "replace")).strip()
+        side = f"reading {source} with JE {from_major}" if reader.returncode else f"writing {target} with JE {to}"
+        raise PycrawlerError(f"migration failed {side}: {message.splitlines()[-1] if message else 'no message'}")
+    counts = {}
+    for line in writer.stdout.decode().splitlines():
+        name, _, count = line.rpartition("\t")
+        counts[name] = int(count)
+    return counts
+
+
+def _child_env(major: int, je7_jar: Path | None) -> dict[str, str]:
+    return os.environ | {"PYCRAWLER_CLASSPATH": classpath_for(major, je7_jar)}
+
+
+# -- the two children -----------------------------------------------------------------------------
+
+def _read(source: Path) -> None:
+    """Every database of ``source`` as DbDump sections on standard output."""
+    from . import Environment, dbdump
+
+    out = sys.stdout.buffer
+    with Environment(source, read_only=True) as env:
+        for name in env.database_names():
+            if not dbdump.header_safe(name):
+                raise BadInput(f"{source}: database {name!r} has a name a DbDump header cannot carry")
+            db = env.open_database(name)
+            config = db.java.getConfig()
+            with dbdump.DbDumpWriter(out, database=name, dupsort=bool(config.getSortedDuplicates())) as writer:
+                writer.header.extra[KEY_PREFIXING] = str(int(bool(config.getKeyPrefixing())))
+                for chunk in _chunks(db.items()):
+                    writer.write_many(chunk)
+            db.close()
+    out.flush()
+
+
+def _write(target: Path) -> None:
+    """Load the DbDump sections on standard input into a new environment ``target``; prints
+    ``NAME<TAB>RECORDS`` per database."""
+    from . import Environment, dbdump
+
+    source = sys.stdin.buffer
+    with Environment(target, create=True) as env:
+        while source.peek(1):
+            reader = dbdump.DbDumpReader(source, name="the migration stream")
+            header = reader.header
+            db = env.open_database(header.database, create=True, sorted_duplicates=header.dupsort or None,
+                                   key_prefixing=header.extra.get(KEY_PREFIXING) == "1")
+            count = 0
+            for chunk in _chunks(reader):
+                keys, values = zip(*chunk)
+                with env.begin() as txn:
+                    db.put_many(list(keys), list(values), txn=txn)
+                count += len(chunk)
+            db.close()
+            print(f"{header.database}\t{count}")
+
+
+def _chunks(records) -> Iterator[list[tuple[bytes, bytes]]]:
+    chunk = []
+    for record in records:
+        chunk.append(record)
+        if len(chunk) >= BATCH_RECORDS:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _main(argv: list[str]) -> int:
+    action, path = argv
+    try:
+        (_read if action == "read" else _write)(Path(path))
+    except PycrawlerError as exc:
+        print(f"pycrawler: {exc}", file=sys.stderr)
+        return exc.exit_code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

@@ -1,0 +1,111 @@
+"""``pycrawler store migrate``: an environment copied into the other JE format, byte for byte.
+
+Each side runs on its own JE in its own process (a child per JE), so these tests drive the
+command line: a real JE 7 store to JE 3.3 and back, the book's store written by the book's
+Java code, and a pycrawler crawl state that JE 7 then continues. "Equal" is checked the way a
+user would: ``store dump --format dbdump`` of every database, source against copy, each
+dumped by the JE that reads it; and the source is left byte-identical.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT, with_je
+from crawl_sites import CountingServer, crawl_command, write_site
+from java_programs import run_java
+
+from pycrawler.records.crawl_url import CrawlUrl, encode
+
+
+def cli(*args, je=None, check=True) -> subprocess.CompletedProcess:
+    done = subprocess.run([sys.executable, "-m", "pycrawler", *map(str, args)], cwd=ROOT, capture_output=True,
+                          text=True, env=with_je(je), timeout=300)
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+def dumps(path, je=None) -> dict[str, str]:
+    """Database name -> its DbDump text."""
+    names = [line.split()[-1] for line in cli("store", "ls", path, je=je).stdout.splitlines()[2:]]
+    return {name: cli("store", "dump", path, "--db", name, "--format", "dbdump", je=je).stdout for name in names}
+
+
+def digest(path) -> dict[str, str]:
+    return {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(path.iterdir()) if f.is_file()}
+
+
+def test_a_heritrix_3_store_goes_to_je_3_and_back_unchanged(shared, je7_jar, tmp_path):
+    source = tmp_path / "h3"
+    shutil.copytree(shared / "fixtures" / "je7-heritrix-layout", source)
+    source.chmod(0o755)
+    for f in source.iterdir():
+        f.chmod(0o644)
+    before = digest(source)
+    original = dumps(source, je=je7_jar)
+    assert sorted(original) == ["alreadySeenUrl", "pending", "tupleStringLong"]
+
+    done = cli("store", "migrate", source, tmp_path / "je3", "--to", "3", "--je7-jar", je7_jar)
+    assert "2,500  records in 3 databases, written by JE 3" in done.stdout
+    assert "JE log version 6" in cli("store", "ls", tmp_path / "je3").stdout
+    assert dumps(tmp_path / "je3") == original
+
+    cli("store", "migrate", tmp_path / "je3", tmp_path / "back", "--to", "7", "--je7-jar", je7_jar)
+    assert "JE log version 15" in cli("store", "ls", tmp_path / "back", je=je7_jar).stdout
+    assert dumps(tmp_path / "back", je=je7_jar) == original
+    assert digest(source) == before  # read-only: the source is left byte-identical
+
+
+def test_the_books_store_moves_to_je_7_with_its_catalog(je7_jar, tmp_path):
+    book = tmp_path / "book"
+    book.mkdir()
+    records = [CrawlUrl(ori_url=f"http://example.com/{i}", title=f"页面 {i}", weight=i % 7) for i in range(300)]
+    run_java("BookFrontierTool", "put", book, stdin="".join(encode(r).hex() + "\n" for r in records))
+    original = dumps(book)
+    assert {"java_class_catalog", "URL"} <= set(original)
+    cli("store", "migrate", book, tmp_path / "book7", "--to", "7", "--je7-jar", je7_jar)
+    assert dumps(tmp_path / "book7", je=je7_jar) == original
+    popped = cli("frontier", "pop", tmp_path / "book7", "-n", "3", "--format", "jsonl",
+                 je=je7_jar).stdout.splitlines()
+    assert len(popped) == 3 and "页面" in popped[0]
+
+
+def test_a_crawl_state_moves_to_je_7_and_je_7_continues_it(je7_jar, tmp_path):
+    root = tmp_path / "site"
+    reachable = write_site(root, 60, seed=4)
+    state = tmp_path / "state"
+    options = ("--delay", "0", "--queue-policy", "bkdr", "--max-pages", "30")
+    with CountingServer(root) as base:
+        first = subprocess.run(crawl_command(base + "index.html", state, *options), cwd=ROOT, capture_output=True,
+                               text=True, env=with_je(None), timeout=120)
+        assert first.returncode == 0, first.stderr
+        original = dumps(state)
+        cli("store", "migrate", state, tmp_path / "state7", "--to", "7", "--je7-jar", je7_jar)
+        assert dumps(tmp_path / "state7", je=je7_jar) == original
+        for kept in ("crawl.json", "crawl.log"):
+            shutil.copy(state / kept, tmp_path / "state7" / kept)
+        rest = subprocess.run(crawl_command(base + "index.html", tmp_path / "state7", "--delay", "0"), cwd=ROOT,
+                              capture_output=True, text=True, env=with_je(je7_jar), timeout=120)
+    assert rest.returncode == 0, rest.stderr
+    assert "0 URLs pending" in rest.stdout
+    assert f"{len(reachable) + 1:,} fetched records" in rest.stdout
+
+
+def test_migrate_refuses_what_it_cannot_do_in_one_line(je7_jar, tmp_path):
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("x")
+    no_env = cli("store", "migrate", tmp_path / "nothing", tmp_path / "dst", "--to", "7", check=False)
+    assert no_env.returncode == 2 and "not a JE environment" in no_env.stderr
+    src = tmp_path / "book"
+    src.mkdir()
+    run_java("BookFrontierTool", "put", src, stdin=encode(CrawlUrl(ori_url="http://a/")).hex() + "\n")
+    occupied = cli("store", "migrate", src, tmp_path / "full", "--to", "7", "--je7-jar", je7_jar, check=False)
+    assert occupied.returncode == 2 and "is not empty" in occupied.stderr
+    no_jar = cli("store", "migrate", src, tmp_path / "dst", "--to", "7", check=False)
+    assert no_jar.returncode == 3 and "--je7-jar" in no_jar.stderr and len(no_jar.stderr.splitlines()) == 1
+    assert not (tmp_path / "dst").exists()

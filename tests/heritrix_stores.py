@@ -5,12 +5,11 @@ store in Heritrix 3's shape (values that are not serial-bound) written from Pyth
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import subprocess
 from pathlib import Path
 
-from java_programs import ROOT, TARGET, compile_java, run_java
+from java_programs import ROOT, compile_java, java_classpath, run_java
 from pycrawler.heritrix import canonicalize, create_key
 
 QUEUES = ("example.com", "archive.org:8080", "dns:", "b\u00fccher.example")
@@ -55,14 +54,17 @@ def seen_keys(urls: list[str]) -> list[int]:
     return [create_key(canonicalize(u)) for u in urls]
 
 
-def write_h1(path: Path, urls: list[Queued], seen: list[str], *, early_classes: Path | None = None) -> None:
+def write_h1(path: Path, urls: list[Queued], seen: list[str], *, early_classes: Path | None = None,
+             je3: bool = False) -> None:
     """Heritrix 1.14 crawl state at ``path``: pending holds ``urls``, alreadySeenUrl the keys of ``seen``.
-    With ``early_classes`` (from :func:`early_crawl_uri`), its ``CrawlURI`` writes the values."""
+    With ``early_classes`` (from :func:`early_crawl_uri`), its ``CrawlURI`` writes the values; ``je3``:
+    written by JE 3.3, as Heritrix 1 did, whatever JE this test run loads."""
     lines = [f"P\t{u.queue}\t{u.uri}\t{u.via or '-'}\t{u.path_from_seed}\t{u.directive}\t{u.cost}\t{u.ordinal}\t"
              f"{str(u.seed).lower()}\t{u.ordinal % 3}\n" for u in urls]
     lines += [f"S\t{signed(k)}\n" for k in seen_keys(seen)]
     path.mkdir(parents=True, exist_ok=True)
-    run_java("HeritrixStateTool", "write", path, stdin="".join(lines), first=(early_classes,) if early_classes else ())
+    run_java("HeritrixStateTool", "write", path, stdin="".join(lines), first=(early_classes,) if early_classes else (),
+             je3=je3)
 
 
 STAND_IN = ROOT / "bridge" / "src" / "test" / "java" / "org" / "archive" / "crawler" / "datamodel" / "CrawlURI.java"
@@ -80,10 +82,6 @@ def early_crawl_uri(into: Path) -> Path:
     package.mkdir(parents=True)
     (package / STAND_IN.name).write_text(source, encoding="utf-8")
     return compile_java(into / "src", into / "classes")
-
-
-def java_classpath() -> str:
-    return os.pathsep.join(map(str, [TARGET / "classes", TARGET / "test-classes", *sorted((TARGET / "lib").glob("*.jar"))]))
 
 
 class Holder:

@@ -10,8 +10,9 @@ import sys
 
 import numpy as np
 import pytest
-
 from heritrix_stores import Holder, crawl, early_crawl_uri, queue_order, seen_keys, write_h1
+from java_programs import LEG_JE_VERSION, LEG_LOG_VERSION
+
 from pycrawler.frontier.workqueues import WorkQueueFrontier, decode_entry, decode_key
 from pycrawler.heritrix import canonicalize, create_key
 from pycrawler.seen.drum import DrumVisited
@@ -43,7 +44,7 @@ def test_inspect_shows_versions_databases_queues_and_seen(state):
     done = pycrawler("heritrix", "inspect", state, "--top", "2")
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert "Heritrix 1 crawl state, JE log version 6, read with JE 3.3.98" in out
+    assert f"Heritrix 1 crawl state, JE log version {LEG_LOG_VERSION}, read with JE {LEG_JE_VERSION}" in out
     assert f"pending: {len(URLS)} URLs in 4 queues" in out
     assert "... 2 more queues" in out and f"seen: {len(SEEN)} URL keys" in out
     for name in ("pending", "alreadySeenUrl", "classCatalog"):
@@ -127,6 +128,7 @@ def test_import_fills_a_work_queue_frontier_in_place_and_a_seen_table_keyed_as_h
     one_line_error(again, 2, "is not an empty folder: import into a new or empty folder")
 
 
+@pytest.mark.je3
 def test_a_heritrix_3_store_gets_one_clear_line_about_its_jar(shared, tmp_path):
     shutil.copytree(shared / "fixtures" / "je7-heritrix-layout", tmp_path / "h3")
     one_line_error(pycrawler("heritrix", "inspect", tmp_path / "h3"), 3,

@@ -1,6 +1,6 @@
-"""The DbDump text format, held against JE 3.3.98's own DbDump and DbLoad.
+"""The DbDump text format, held against JE's own DbDump and DbLoad (3.3.98, or 7.5.11 in the JE 7 leg).
 
-The Java tools run as subprocesses from the JE jar the build put in target/lib, so what is
+The Java tools run as subprocesses from the JE jar of the test run, so what is
 checked is interchange with the real programs: pycrawler's dump loads through Java's DbLoad
 into identical records, Java's dumps (hex and printable) load through pycrawler into
 identical records, and pycrawler writes the very bytes Java's DbDump writes.
@@ -12,8 +12,8 @@ import io
 import subprocess
 
 import pytest
+from java_programs import runtime_jars
 
-from pycrawler import jvm
 from pycrawler.errors import BadInput
 from pycrawler.store import Environment
 from pycrawler.store.dbdump import DbDumpReader, DbDumpWriter, decode_entry, encode_entry
@@ -35,7 +35,7 @@ RECORDS = sorted({
 
 
 def je_jar():
-    jars = sorted((jvm.TARGET / "lib").glob("je-*.jar"))
+    jars = [jar for jar in runtime_jars() if jar.name.startswith("je-")]
     if not jars:
         pytest.skip("no JE jar in target/lib (run scripts/setup)")
     return jars[0]

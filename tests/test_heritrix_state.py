@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from heritrix_stores import Holder, crawl, queue_order, seen_keys, write_h1
+from java_programs import LEG_LOG_VERSION
 from pycrawler.errors import BadInput, SetupError, StoreLocked
 from pycrawler.heritrix.checkpoints import H1_MANIFEST, H3_MANIFEST
 from pycrawler.heritrix.export import pending_urls, queue_stats, value_decoder
@@ -38,7 +39,7 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 def test_a_heritrix_1_store_reads_back_every_field_in_queue_order(h1_job):
     before = snapshot(h1_job)
     with HeritrixState.open(h1_job / "state") as state:
-        assert (state.heritrix, state.log_version) == (1, 6)
+        assert (state.heritrix, state.log_version) == (1, LEG_LOG_VERSION)
         rows = list(pending_urls(state, value_decoder(state)))
     expected = queue_order(URLS)
     assert [r["uri"] for r in rows] == [u.uri for u in expected]
@@ -83,6 +84,7 @@ def test_insert_keys_parse_as_heritrix_builds_them():
 
 
 # -- Heritrix 3 -------------------------------------------------------------------------------------
+@pytest.mark.je3
 def test_a_heritrix_3_store_names_the_jar_it_needs_and_is_left_untouched(shared, tmp_path):
     store = tmp_path / "state"
     shutil.copytree(shared / "fixtures" / "je7-heritrix-layout", store)

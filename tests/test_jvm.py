@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from java_programs import LEG_JE_VERSION
 
 from pycrawler import jvm
 from pycrawler.errors import SetupError
@@ -29,7 +30,7 @@ def test_version_names_what_was_loaded():
     lines = dict(line.split(" ", 1) for line in out.stdout.splitlines())
     assert lines["pycrawler"]
     assert lines["java"].startswith("17")
-    assert lines["je"] == "3.3.98"
+    assert lines["je"] == LEG_JE_VERSION
 
 
 def test_class_path_puts_the_user_first_and_lets_their_je_win(tmp_path, monkeypatch):

@@ -14,7 +14,6 @@ import shutil
 import subprocess
 import sys
 
-import pytest
 from conftest import ROOT, with_je
 from crawl_sites import CountingServer, crawl_command, write_site
 from java_programs import run_java

@@ -67,6 +67,7 @@ import signal
 import time
 from pathlib import Path
 
+from .. import jvm
 from ..errors import BadInput, PycrawlerError
 from ..fetch import ALLOWED, FetchConfig, Fetcher, RobotsCache
 from ..fetch import status as fetch_status
@@ -309,8 +310,10 @@ class Crawler:
         policy = config.queue_policy
         if policy == "bkdr":  # one site spread over enough queues to keep every slot busy
             policy = f"bkdr:{4 * config.concurrency}"
+        # JE 7's own free-space floor sits below the crawl's, so the crawl's stop comes first.
+        je_config = JE_CONFIG | {"je.freeDisk": str(config.min_free_mb << 19)} if jvm.je_major() >= 7 else JE_CONFIG
         self.env = Environment(state, create=True, durability="write_no_sync", cache_size=config.je_cache_mb << 20,
-                               config=JE_CONFIG)
+                               config=je_config)
         try:
             self.visited = self._open_visited(self.env, state)
             self.frontier = WorkQueueFrontier(self.env, self.visited, create=True, assignment=policy,

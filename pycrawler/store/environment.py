@@ -24,6 +24,17 @@ from .java_errors import je_errors
 
 DURABILITY = ("sync", "write_no_sync", "no_sync")
 LOCK_FILE = "je.lck"
+JE7_READ_ONLY = {
+    "je.stats.collect": "false",                          # je.stat.csv, je.config.csv
+    "com.sleepycat.je.util.FileHandler.level": "OFF",     # je.info.N
+}
+"""JE 7 keeps statistics and a log file in the environment's folder, appended by background
+threads; a read-only open turns both off so that it writes nothing there, however long it runs
+(these settings win over the caller's). JE 3.3 has neither, and refuses unknown settings."""
+JE7_WRITABLE = {"je.freeDisk": str(256 << 20)}
+"""JE 7 refuses writes while the disk has less than ``je.freeDisk`` free (5 GB by default, sized
+for its own large deployments); pycrawler's stores ask for 256 MB. A caller's value wins (a
+crawl derives it from ``--min-free``); 0 turns the check off."""
 
 
 class Environment:
@@ -57,7 +68,10 @@ class Environment:
             cfg.setCacheSize(int(cache_size))
         if durability:
             cfg.setDurability(_durability(durability))
-        for name, value in (config or {}).items():
+        settings = dict(config or {})
+        if jvm.je_major() >= 7:
+            settings = settings | JE7_READ_ONLY if read_only else JE7_WRITABLE | settings
+        for name, value in settings.items():
             cfg.setConfigParam(name, str(value))
         home = self._read_only_view() if read_only else self.path
         # Measured before JE opens it, so that a live writer's appends are not taken for damage.

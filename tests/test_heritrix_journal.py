@@ -135,3 +135,142 @@ def test_write_journal_gzips_lines_heritrix_reads_back(tmp_path):
     with open(tmp_path / "j.gz", "wb") as out:
         assert write_journal(out, iter(lines)) == 70000
     assert gzip.decompress((tmp_path / "j.gz").read_bytes()).decode() == "".join(lines)
+
+
+# -- a Heritrix 3 state and its journal ---------------------------------------------------------------
+# Pending keys (queue, directive, precedence, ordinal) and how each URL was found. Heritrix's default
+# HostnameQueueAssignmentPolicy: a dns: prerequisite waits in its via's queue; https gets #443;
+# parallelQueues put big.example's URLs in big.example and big.example+1.
+
+SEED = "http://example.com/"
+PLACED = [  # url, hops, via, queue, directive, precedence, ordinal
+    ("dns:example.com", "P", SEED, "example.com", 0, 1, 2),
+    ("http://example.com/a", "L", SEED, "example.com", 3, 1, 5),
+    ("https://example.com/s", "L", SEED, "example.com#443", 3, 1, 7),
+    ("http://example.com/b", "LL", "http://example.com/a", "example.com", 1, 1, 9),  # HIGH: first in key order
+    ("http://archive.org:8080/x", "X", SEED, "archive.org#8080", 3, 2, 11),
+    ("http://archive.org:8080/y", "XL", "http://archive.org:8080/x", "archive.org#8080", 3, 1, 12),
+    ("http://big.example/1/", "L", SEED, "big.example", 3, 1, 20),
+    ("http://big.example/2/", "L", SEED, "big.example+1", 3, 1, 21),
+    ("http://big.example/3/", "L", SEED, "big.example", 3, 1, 22),
+]
+KEYS_ONLY = [  # keys whose queue's journal URLs do not pair up with them
+    ("http://extra.example/1", "extra.example", 40),
+    ("http://late.example/1", "late.example", 30), ("http://late.example/2", "late.example", 31),
+    ("http://late.example/3", "late.example", 32),
+    ("http://gone.example/", "gone.example", 50),
+]
+SEEN = [SEED, "http://archive.org:8080/z", *(u[0] for u in PLACED), *(u[0] for u in KEYS_ONLY)]
+
+
+def line(tag: str, url: str, hops: str = "", via: str | None = None) -> str:
+    return journal_line(tag, url, hops, via)
+
+
+def heritrix_logs(logs: Path) -> None:
+    """The journal of that crawl: two parts rotated at checkpoints, a part moved aside at a
+    relaunch, and the current file, cut short by a kill after late.example's first URL."""
+    write(logs / "frontier.recover.gz.cp00001-20201122100000", gz(
+        line(ADDED, SEED), line(ADDED, "dns:example.com", "P", SEED), line(EMITTED, SEED),
+        line(SUCCESS, SEED), line(ADDED, "http://example.com/a", "L", SEED),
+        line(ADDED, "https://example.com/s", "L", SEED),
+        "T 2020-11-22T10:00:00.000Z\n", "E 2020-11-22T10:00:00.000Z an error\n", "\n"))
+    write(logs / "frontier.recover.gz.cp00002-20201122110000", gz(
+        line(ADDED, "http://example.com/b", "LL", "http://example.com/a"),
+        line(ADDED, "http://archive.org:8080/x", "X", SEED),
+        line(ADDED, "http://archive.org:8080/z", "X", SEED), line(EMITTED, "http://archive.org:8080/z"),
+        line(SUCCESS, "http://archive.org:8080/z", "X", SEED),
+        line(ADDED, "http://archive.org:8080/y", "XL", "http://archive.org:8080/x"),
+        line(ADDED, "http://archive.org:8080/robots", "X", SEED), line(DISREGARDED, "http://archive.org:8080/robots"),
+        line(ADDED, "http://archive.org:8080/down", "X", SEED),
+        line(FAILURE, "http://archive.org:8080/down", "X", SEED),
+        line(EMITTED, "https://example.com/s"), line(RESCHEDULED, "https://example.com/s"),
+        "\x00\x07 garbage\n",
+        *(line(ADDED, f"http://big.example/{i}/", "L", SEED) for i in (1, 2, 3)),
+        line(ADDED, "http://extra.example/1", "L", SEED)))
+    write(logs / "frontier.recover.gz.20201122093000", gz(line(ADDED, "http://moved-aside.example/", "L", SEED)))
+    deflate = zlib.compressobj(wbits=31)
+    cut = (deflate.compress(line(ADDED, "http://late.example/1", "L", SEED).encode()) + deflate.flush(zlib.Z_SYNC_FLUSH))
+    write(logs / "frontier.recover.gz", gz(line(ADDED, "http://extra.example/2", "L", SEED)) + cut)
+
+
+@pytest.fixture(scope="module")
+def heritrix3_job(tmp_path_factory) -> Path:
+    job = tmp_path_factory.mktemp("h3job")
+    pending = {h3_key(q, d, p, o): url for url, _, _, q, d, p, o in PLACED}
+    pending |= {h3_key(q, 3, 1, o): url for url, q, o in KEYS_ONLY}
+    write_h3(job / "state", pending, heritrix_keys(SEEN).tolist())
+    heritrix_logs(job / "logs")
+    return job
+
+
+def key_order(row) -> tuple:
+    return row[3].encode(), row[4], row[5], row[6]
+
+
+def test_export_gives_every_journal_url_at_its_key_and_says_which_queues_disagree(heritrix3_job, tmp_path):
+    done = pycrawler("heritrix", "export", heritrix3_job / "state", "--recover-log", heritrix3_job / "logs",
+                     "--pending", tmp_path / "p.jsonl", je7=True)
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(text) for text in (tmp_path / "p.jsonl").read_text().splitlines()]
+    placed = [r for r in rows if r["placed"]]
+    assert [(r["uri"], r["pathFromSeed"], r["via"], r["queue"], r["directive"], r["precedence"], r["ordinal"])
+            for r in placed] == sorted(PLACED, key=key_order)
+    assert [(r["uri"], r["queue"], r["ordinal"]) for r in rows if not r["placed"]] == [
+        ("http://extra.example/1", "extra.example", None), ("http://extra.example/2", "extra.example", None),
+        ("http://late.example/1", "late.example", None)]
+    notes = done.stderr
+    assert "28 lines in 3 files, 12 URLs left pending; 9 placed by the pending keys (heritrix-host queues), 3 not; 1 lines skipped" in notes
+    assert "gzip cut short" in notes and "frontier.recover.gz.20201122093000" in notes
+    assert ('queue extra.example: 1 pending keys, 2 journal URLs, not paired: its 2 journal URLs exported with '
+            '"placed": false; its 1 keys dropped (no URL)') in notes
+    assert "queue late.example: 3 pending keys, 1 journal URLs, not paired" in notes
+    assert "queue gone.example: 1 pending keys, 0 journal URLs, not paired: no journal URL; its 1 keys dropped" in notes
+    assert "Traceback" not in notes
+
+
+def je7_pycrawler_state(path: Path, keys: list[int]) -> tuple[list, list[bool]]:
+    """(pending (class key, directive, precedence, ordinal, URL, layer, abstract text) in key order;
+    whether each key is in the exact seen table) of a pycrawler state written with JE 7."""
+    script = """
+import json, sys
+from pycrawler.frontier.workqueues import WorkQueueFrontier, decode_entry, decode_key
+from pycrawler.seen.exact import ExactVisited
+import numpy as np
+path, keys = json.load(sys.stdin)
+with WorkQueueFrontier.open(path, read_only=True) as frontier:
+    rows = [[*decode_key(k), decode_entry(v).ori_url, decode_entry(v).layer, decode_entry(v).abstract_text]
+            for k, v in frontier.pending.items() if v]
+    seen = ExactVisited(frontier.env, "visited", create=False).contains_many(np.array(keys, dtype=np.uint64))
+print(json.dumps([rows, seen.tolist()]))
+"""
+    rows, seen = json.loads(je7_python(script, json.dumps([str(path), keys])))
+    return [tuple(r) for r in rows], seen
+
+
+def test_import_restores_the_journal_urls_at_their_places_and_the_seen_set(heritrix3_job, tmp_path):
+    into = tmp_path / "py"
+    done = pycrawler("heritrix", "import", heritrix3_job / "state", "--recover-log", heritrix3_job / "logs",
+                     "--into", into, "--seen", "exact", je7=True)
+    assert done.returncode == 0, done.stderr
+    assert ("queue late.example: 3 pending keys, 1 journal URLs, not paired: its 1 journal URLs queued behind "
+            "Heritrix's, in journal order; its 3 keys dropped (no URL)") in done.stderr
+    manifest = json.loads((into / "heritrix-import.json").read_text())
+    assert manifest["frontier"]["skipped"] == {"dns": 1} and manifest["seen"]["keys"] == len(SEEN)
+    journal = manifest["recover_log"]
+    assert (journal["placed"], journal["unplaced"], journal["skipped_lines"]) == (9, 3, 1)
+    assert {m["queue"]: (m["keys"], m["journal"]) for m in journal["mismatched_queues"]} == {
+        "extra.example": (1, 2), "late.example": (3, 1), "gone.example": (1, 0)}
+    probe = heritrix_keys(SEEN + ["http://never.example/"]).tolist()
+    pending, seen = je7_pycrawler_state(into, probe)
+    http = [u for u in PLACED if not u[0].startswith("dns:")]
+    # Heritrix's places (a parallel queue's URL joins its host's queue: pycrawler has no parallel
+    # queues); the URLs the journal could not place queue behind them, in journal order.
+    assert manifest["frontier"]["rekeyed"] == 1
+    assert pending == sorted([(q.partition("+")[0], d, p, o, url, len(hops), f"{hops} {via}")
+                              for url, hops, via, q, d, p, o in http]
+                             + [("extra.example", 3, 1, 23, "http://extra.example/1", 1, f"L {SEED}"),
+                                ("extra.example", 3, 1, 24, "http://extra.example/2", 1, f"L {SEED}"),
+                                ("late.example", 3, 1, 25, "http://late.example/1", 1, f"L {SEED}")],
+                             key=lambda r: (r[0].encode(), *r[1:4]))
+    assert seen == [True] * len(SEEN) + [False]

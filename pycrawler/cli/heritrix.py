@@ -157,7 +157,7 @@ def run_export(args: argparse.Namespace) -> int:
                 from ..heritrix.recovered import recover_from_log
 
                 journal, recovered = recover_from_log(state, args.recover_log)
-                _print_recovered({**journal.summary(), **recovered.summary()})
+                _print_recovered({**journal.summary(), **recovered.summary()}, "exported with \"placed\": false")
                 rows = recovered.rows()
             else:
                 decode_many = value_decoder(state)
@@ -199,7 +199,7 @@ def _write_binary(path: str, write) -> int:
 MISMATCHES_SHOWN = 20
 
 
-def _print_recovered(summary: dict) -> None:
+def _print_recovered(summary: dict, action: str) -> None:
     """What reading the journal gave, on stderr: lines, what was skipped or cut, and each queue
     whose keys and journal URLs disagree (the first few; the import's manifest has them all)."""
     from ..heritrix.recovered import Mismatch
@@ -216,7 +216,7 @@ def _print_recovered(summary: dict) -> None:
         note(f"not read (not the run this state continues): {', '.join(summary['ignored_files'])}")
     mismatches = summary["mismatched_queues"]
     for m in mismatches[:MISMATCHES_SHOWN]:
-        note(Mismatch(**m).describe())
+        note(Mismatch(**m).describe(action))
     if len(mismatches) > MISMATCHES_SHOWN:
         note(f"... and {len(mismatches) - MISMATCHES_SHOWN} more queues whose counts disagree")
 
@@ -230,7 +230,7 @@ def run_import(args: argparse.Namespace) -> int:
                                 bloom_fpr=args.bloom_fpr, bloom_capacity=args.bloom_capacity,
                                 recover_log=args.recover_log)
     if "recover_log" in manifest:
-        _print_recovered(manifest["recover_log"])
+        _print_recovered(manifest["recover_log"], "queued behind Heritrix's, in journal order")
     frontier, seen = manifest["frontier"], manifest["seen"]
     skipped = ", ".join(f"{n} {scheme}:" for scheme, n in sorted(frontier["skipped"].items()))
     print(f"imported {frontier['urls']} pending URLs into {frontier['queues']} work queues "

@@ -55,11 +55,11 @@ class Mismatch:
     keys: int       # pending keys Heritrix's state holds for it
     journal: int    # URLs the journal leaves pending in it
 
-    def describe(self) -> str:
-        done = (f"its {self.journal} journal URLs kept without their places" if self.journal
-                else "no journal URL to place")
-        dropped = f", its {self.keys} keys left without a URL" if self.keys else ""
-        return f"queue {self.queue}: {self.keys} pending keys, {self.journal} journal URLs: {done}{dropped}"
+    def describe(self, action: str) -> str:
+        """One line on the queue and what was done with it (``action``: with its journal URLs)."""
+        urls = f"its {self.journal} journal URLs {action}" if self.journal else "no journal URL"
+        keys = f"its {self.keys} keys dropped (no URL)" if self.keys else "no key"
+        return f"queue {self.queue}: {self.keys} pending keys, {self.journal} journal URLs, not paired: {urls}; {keys}"
 
 
 @dataclasses.dataclass

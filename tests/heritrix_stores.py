@@ -134,8 +134,8 @@ import json, sys
 from pycrawler.store import Environment
 spec = json.load(sys.stdin)
 with Environment(spec["path"], create=True, transactional=False) as env:
-    pending = env.open_database("pending", create=True)
-    pending.put_many([bytes.fromhex(k) for k, _ in spec["pending"]], [bytes.fromhex(v) for _, v in spec["pending"]])
+    if spec["pending"]:
+        env.open_database("pending", create=True).put_many([bytes.fromhex(k) for k, _ in spec["pending"]], [bytes.fromhex(v) for _, v in spec["pending"]])
     seen = env.open_database("alreadySeenUrl", create=True)
     seen.put_many([(k ^ (1 << 63)).to_bytes(8, "big") for k in spec["seen"]], [b""] * len(spec["seen"]))
 """
@@ -143,7 +143,7 @@ with Environment(spec["path"], create=True, transactional=False) as env:
 
 def write_h3(path: Path, pending: dict[bytes, str], seen: list[int]) -> None:
     """A JE 7.5 store in Heritrix 3's layout at ``path``: ``pending`` holds the given keys (and a
-    cap record per queue), each value the URL's bytes where Heritrix keeps a Kryo CrawlURI;
+    cap record per queue; no database when there is none), each value the URL's bytes where Heritrix keeps a Kryo CrawlURI;
     ``alreadySeenUrl`` the createKeys ``seen``. Written by a process that loads JE 7."""
     caps = {key[:key.index(0) + 1]: "" for key in pending}
     records = [(key.hex(), value.encode().hex()) for key, value in {**caps, **pending}.items()]

@@ -208,7 +208,12 @@ def key_order(row) -> tuple:
     return row[3].encode(), row[4], row[5], row[6]
 
 
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
 def test_export_gives_every_journal_url_at_its_key_and_says_which_queues_disagree(heritrix3_job, tmp_path):
+    before = snapshot(heritrix3_job)
     done = pycrawler("heritrix", "export", heritrix3_job / "state", "--recover-log", heritrix3_job / "logs",
                      "--pending", tmp_path / "p.jsonl", je7=True)
     assert done.returncode == 0, done.stderr
@@ -227,6 +232,7 @@ def test_export_gives_every_journal_url_at_its_key_and_says_which_queues_disagre
     assert "queue late.example: 3 pending keys, 1 journal URLs, not paired" in notes
     assert "queue gone.example: 1 pending keys, 0 journal URLs, not paired: no journal URL; its 1 keys dropped" in notes
     assert "Traceback" not in notes
+    assert snapshot(heritrix3_job) == before, "reading changed the state or its logs"
 
 
 def je7_pycrawler_state(path: Path, keys: list[int]) -> tuple[list, list[bool]]:
@@ -274,3 +280,96 @@ def test_import_restores_the_journal_urls_at_their_places_and_the_seen_set(herit
                                 ("late.example", 3, 1, 25, "http://late.example/1", 1, f"L {SEED}")],
                              key=lambda r: (r[0].encode(), *r[1:4]))
     assert seen == [True] * len(SEEN) + [False]
+
+
+# -- pycrawler to Heritrix 3, and back ----------------------------------------------------------------
+
+def crawl_state(path: Path) -> list[str]:
+    """A pycrawler crawl stopped mid-way (Heritrix's queues and keys): two seeds fetched, one
+    with success and one with a connection failure, one URL in process, links pending in three
+    queues; returns every URL it saw."""
+    from dataclasses import replace
+
+    from pycrawler.crawl.engine import FETCHED, discovered, url_key
+    from pycrawler.frontier.politeness import Outcome, Politeness
+    from pycrawler.frontier.workqueues import WorkQueueFrontier
+    from pycrawler.records.crawl_url import encode
+
+    seeds = ["http://a.example/", "https://b.example/", "http://c.example:8080/"]
+    links = [discovered(f"http://a.example/{i}", 1, "L", seeds[0]) for i in range(5)]
+    links += [discovered(f"https://b.example/{i}.css", 2, "LE", "https://b.example/page") for i in range(3)]
+    links += [discovered("http://c.example:8080/p q", 1, "X", seeds[0])]
+    with WorkQueueFrontier.open(path, create=True, assignment="heritrix-host", seen_key="heritrix",
+                                politeness=Politeness.none()) as frontier:
+        frontier.schedule([discovered(seed, 0, "", None) for seed in seeds])
+        frontier.schedule(links[:5], layer=1)
+        frontier.schedule(links[5:8], layer=2)
+        frontier.schedule(links[8:], layer=1)
+        handed = {r.ori_url: r for r in frontier.next_batch(3)}
+        done = [replace(handed[seeds[0]], status_code=200), replace(handed[seeds[1]], status_code=-2)]
+        frontier.env.open_database(FETCHED, create=True).put_many([url_key(r.ori_url) for r in done],
+                                                                 [encode(r) for r in done])
+        frontier.completed(seeds[0], Outcome.success(status_code=200))
+        frontier.completed(seeds[1], Outcome.failure(status_code=-2))
+    return seeds + [link.ori_url for link in links]
+
+
+def test_a_crawl_written_as_a_journal_imports_back_to_the_same_pending_urls_and_seen_set(tmp_path):
+    """State -> journal (pycrawler heritrix journal) -> the Heritrix 3 state that imports it
+    (its pending keys: the same queues in the same order; its seen set) -> heritrix import
+    --recover-log: the same pending URLs at the same places, and the same seen set."""
+    from pycrawler.frontier.workqueues import WorkQueueFrontier, decode_entry, decode_key
+
+    saw = crawl_state(tmp_path / "crawl")
+    keys = heritrix_keys(saw).tolist()
+    with WorkQueueFrontier.open(tmp_path / "crawl", read_only=True) as frontier:
+        records = [(k, decode_entry(v)) for k, v in frontier.pending.items() if v]
+        from pycrawler.seen.exact import ExactVisited
+        visited = ExactVisited(frontier.env, "visited", create=False)
+        assert visited.contains_many(heritrix_keys(saw)).all() and len(visited) == len(saw)
+    before = [(*decode_key(k), r.ori_url, r.layer, r.abstract_text) for k, r in records]
+    assert len(before) == len(saw) - 2   # all but the two finished seeds; the third one in process
+
+    unchanged = snapshot(tmp_path / "crawl")
+    written = pycrawler("heritrix", "journal", tmp_path / "crawl", "--out", tmp_path / "frontier.recover.gz")
+    assert written.returncode == 0, written.stderr
+    assert snapshot(tmp_path / "crawl") == unchanged, "writing the journal changed the crawl state"
+    assert f"{len(before)} pending URLs (F+), 1 succeeded (Fs), 1 failed (Ff)" in written.stdout
+    assert '"format": "recoveryLog"' in written.stdout
+    text = gzip.decompress((tmp_path / "frontier.recover.gz").read_bytes()).decode()
+    assert text.startswith("Fs http://a.example/  \nFf https://b.example/  \n")
+    assert "F+ https://b.example/0.css LE https://b.example/page\n" in text
+    assert "F+ http://c.example:8080/p%20q X http://a.example/\n" in text
+
+    # What Heritrix holds after importing the journal: each pending URL under its key, the seen set.
+    write_h3(tmp_path / "h3", {k: r.ori_url.replace(" ", "%20") for k, r in records}, keys)
+    back = pycrawler("heritrix", "import", tmp_path / "h3", "--recover-log", tmp_path / "frontier.recover.gz",
+                     "--into", tmp_path / "again", "--seen", "exact", je7=True)
+    assert back.returncode == 0, back.stderr
+    manifest = json.loads((tmp_path / "again" / "heritrix-import.json").read_text())
+    assert (manifest["recover_log"]["mismatched_queues"], manifest["seen"]["keys"]) == ([], len(saw))
+    pending, seen = je7_pycrawler_state(tmp_path / "again", keys)
+    assert pending == [(*row[:4], row[4].replace(" ", "%20"), *row[5:]) for row in before]
+    assert all(seen)
+
+
+def test_bad_input_is_one_line_and_exit_2(heritrix3_job, tmp_path):
+    state = heritrix3_job / "state"
+    for given, needle in [(tmp_path / "nowhere.gz", "does not exist"),
+                          (write(tmp_path / "frontier.recover.gz", b"PK\x03\x04 a zip"), "is not gzip"),
+                          (write(tmp_path / "noise.gz", gz("\x00 binary\n")), "holds no Heritrix frontier journal")]:
+        one_line_error(pycrawler("heritrix", "import", state, "--recover-log", given, "--into", tmp_path / "py",
+                                 je7=True), 2, needle)
+        assert not (tmp_path / "py").exists()
+    one_line_error(pycrawler("heritrix", "export", state, "--recover-log", heritrix3_job / "logs", "--seen",
+                             tmp_path / "s"), 2, "--recover-log gives the pending URLs: add --pending FILE")
+    write_h3(tmp_path / "seen-only", {}, heritrix_keys([SEED]).tolist())
+    one_line_error(pycrawler("heritrix", "export", tmp_path / "seen-only", "--recover-log", heritrix3_job / "logs",
+                             "--pending", tmp_path / "p.jsonl", je7=True), 2, "has no pending database")
+    one_line_error(pycrawler("heritrix", "journal", tmp_path / "nowhere", "--out", tmp_path / "j.gz"), 2,
+                   "is not a pycrawler crawl state: it does not exist")
+    one_line_error(pycrawler("heritrix", "journal", state, "--out", tmp_path / "j.gz", je7=True), 2,
+                   "is not a pycrawler crawl state: its pending database is no work-queue frontier's")
+    one_line_error(pycrawler("heritrix", "journal", tmp_path / "seen-only", "--out", tmp_path / "j.gz", je7=True), 2,
+                   "is not a pycrawler crawl state: it has neither a pending nor a fetched database")
+    assert not (tmp_path / "j.gz").exists() and not (tmp_path / "j.gz.part").exists()

@@ -38,9 +38,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ..errors import BadInput
 from .journal import Pending, Replay, replay_path
 from .pending import PendingKey, is_cap_key, parse_key
-from .state import HeritrixState
+from .state import PENDING, HeritrixState
 
 PARALLEL_SUFFIX = re.compile(r"\+\d+$")
 PREREQUISITE_HOP = "P"
@@ -154,5 +155,8 @@ def _key_order(key: PendingKey) -> tuple:
 def recover_from_log(state: HeritrixState, path) -> tuple[Replay, Recovered]:
     """Replay the journal at ``path`` (a file, or the job's ``logs/`` folder: read up to the
     state's checkpoint when it is one) and pair it with ``state``'s keys."""
+    if PENDING not in state.database_names():
+        raise BadInput(f"{state.path} has no {PENDING} database: no keys to place the journal's URLs by "
+                       f"(its databases: {', '.join(state.database_names())})")
     journal = replay_path(path, checkpoint=state.checkpoint.name if state.checkpoint else None)
     return journal, recover_pending(state, journal)

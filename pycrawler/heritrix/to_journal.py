@@ -40,13 +40,16 @@ def crawl_journal_lines(env: Environment, counts: dict[str, int]) -> Iterator[st
     """The journal lines of the crawl state in ``env`` (module docstring); ``counts`` receives
     lines per tag."""
     from ..crawl.engine import FETCHED, discovery
-    from ..frontier.workqueues import PENDING, decode_key
+    from ..frontier.workqueues import META, PENDING, decode_key
     from ..records.crawl_url import decode_many
 
     names = env.database_names()
     if PENDING not in names and FETCHED not in names:
         raise BadInput(f"{env.path} is not a pycrawler crawl state: it has neither a {PENDING} nor a {FETCHED} "
                        f"database (its databases: {', '.join(names) or 'none'})")
+    if PENDING in names and META not in names:
+        raise BadInput(f"{env.path} is not a pycrawler crawl state: its {PENDING} database is no work-queue "
+                       f"frontier's (it has no {META}); a Heritrix crawl state is read with pycrawler heritrix export")
     counts.update(dict.fromkeys((SUCCESS, FAILURE, ADDED), 0))
     if FETCHED in names:
         values = env.open_database(FETCHED, read_only=True).values(page_records=PAGE)

@@ -115,6 +115,13 @@ def test_a_gzip_cut_short_keeps_every_whole_line_before_the_cut_and_says_so(tmp_
     assert "not gzip" in replay_path(log).cut[0].cut
 
 
+def test_an_overlong_line_and_a_gzip_bomb_are_read_in_bounded_pieces(tmp_path):
+    bomb = b"F+ http://a.example/1 L x\n" + b"x" * (64 << 20) + b"\nF+ http://a.example/2 L x\n"
+    journal = replay_path(write(tmp_path / "frontier.recover.gz", gzip.compress(bomb, compresslevel=9, mtime=0)))
+    assert list(journal.pending) == ["http://a.example/1", "http://a.example/2"]
+    assert (journal.skipped, journal.lines) == (1, 3)
+
+
 def test_what_is_not_a_journal_is_bad_input(tmp_path):
     with pytest.raises(BadInput, match="does not exist"):
         replay_path(tmp_path / "nowhere.gz")

@@ -68,6 +68,9 @@ EVENTS = frozenset((ADDED, SUCCESS, FAILURE, DISREGARDED, RESCHEDULED, EMITTED, 
 NOTES = frozenset(("T", "E"))   # timestamp and error lines: no frontier event
 GZIP_MAGIC = b"\x1f\x8b"
 READ_CHUNK = 1 << 20
+INFLATE_LIMIT = 8 << 20   # bytes inflated per call
+MAX_LINE = 1 << 20
+OVERLONG = b"<a line longer than 1 MiB>"   # what such a line reads as: no event, so skipped
 
 
 @dataclasses.dataclass(slots=True)
@@ -176,17 +179,18 @@ def _gunzip(stream: BinaryIO, report: JournalFile) -> Iterator[bytes]:
     for chunk in iter(lambda: stream.read(READ_CHUNK), b""):
         offset += len(chunk)
         while chunk:
-            try:
-                data = inflater.decompress(chunk)
+            try:  # bounded output per call: a small file may inflate to gigabytes
+                data = inflater.decompress(chunk, INFLATE_LIMIT)
             except zlib.error as exc:
-                report.cut = f"not gzip data from somewhere in bytes {offset - len(chunk)}..{offset} ({exc})"
+                report.cut = f"not gzip from somewhere in bytes {offset - len(chunk)}..{offset} on ({exc})"
                 return
             member_open = True
             if data:
                 yield data
-            if not inflater.eof:
-                break
-            chunk, inflater, member_open = inflater.unused_data, _inflater(), False  # the next member
+            if inflater.eof:  # what follows is the next member (or not gzip: the next call says so)
+                chunk, inflater, member_open = inflater.unused_data, _inflater(), False
+            else:
+                chunk = inflater.unconsumed_tail
     if member_open:
         report.cut = f"gzip cut short at byte {offset} (an unclean end, as a killed crawl leaves)"
 
@@ -197,14 +201,23 @@ def _inflater():
 
 def _split_lines(chunks: Iterable[bytes], report: JournalFile) -> Iterator[bytes]:
     """Lines (without their end) of a byte stream; an unfinished last line of a file that
-    broke off is dropped (``report.cut`` says so)."""
-    rest = b""
+    broke off is dropped (``report.cut`` says so), a line longer than :data:`MAX_LINE` (no
+    journal line is: Heritrix's URLs are a few KB at most) comes out as :data:`OVERLONG`."""
+    rest, overlong = b"", False
     for chunk in chunks:
         lines = (rest + chunk).split(b"\n")
         rest = lines.pop()
         for line in lines:
-            yield line[:-1] if line.endswith(b"\r") else line
-    if rest:
+            if overlong:
+                overlong = False
+                yield OVERLONG
+            else:
+                yield line[:-1] if line.endswith(b"\r") else line
+        if len(rest) > MAX_LINE:
+            rest, overlong = b"", True
+    if overlong:
+        yield OVERLONG
+    elif rest:
         if report.cut:
             report.cut += "; its last line is incomplete and not read"
         else:

@@ -103,7 +103,7 @@ def matching_queue(class_key: str) -> str:
 def heritrix_queues(urls: list[Pending], policy) -> list[str]:
     """The class key Heritrix gave each URL under ``policy`` (a pycrawler queue assignment)."""
     keys = [WHOIS_QUEUE] * len(urls)
-    assigned = [i for i, url in enumerate(urls) if not url.url[:6].lower() == "whois:"]
+    assigned = [i for i, url in enumerate(urls) if url.url[:6].lower() != "whois:"]
     for i, key in zip(assigned, policy.class_keys([policy_basis(urls[i]) for i in assigned])):
         keys[i] = key
     return keys

@@ -144,6 +144,24 @@ def test_write_journal_gzips_lines_heritrix_reads_back(tmp_path):
     assert gzip.decompress((tmp_path / "j.gz").read_bytes()).decode() == "".join(lines)
 
 
+def test_a_journal_url_goes_to_the_queue_heritrix_gave_it():
+    from pycrawler.frontier.assignment import get_assignment
+    from pycrawler.heritrix.journal import Pending
+    from pycrawler.heritrix.recovered import heritrix_queues, matching_queue
+
+    urls = [Pending("http://www.example.com/a", "L", "http://seed.example/"),
+            Pending("https://example.com/", "", None),
+            Pending("dns:www.example.com", "P", "http://www.example.com/a"),   # a prerequisite: its via's queue
+            Pending("http://archive.org:8080/robots.txt", "LP", "http://archive.org:8080/x"),
+            Pending("whois://example.com", "LP", None)]
+    assert heritrix_queues(urls, get_assignment("heritrix-host")) == [
+        "www.example.com", "example.com#443", "www.example.com", "archive.org#8080", "whois..."]
+    assert heritrix_queues(urls, get_assignment("surt")) == [
+        "com,example,www,", "com,example,", "com,example,www,", "org,archive,#8080", "whois..."]
+    assert [matching_queue(q) for q in ("big.example+3", "big.example", "com,example,+12")] == [
+        "big.example", "big.example", "com,example,"]
+
+
 # -- a Heritrix 3 state and its journal ---------------------------------------------------------------
 # Pending keys (queue, directive, precedence, ordinal) and how each URL was found. Heritrix's default
 # HostnameQueueAssignmentPolicy: a dns: prerequisite waits in its via's queue; https gets #443;

@@ -150,10 +150,11 @@ def journal_files(path: str | Path, *, checkpoint: str | None = None) -> tuple[l
 
 # -- reading ------------------------------------------------------------------------------------------
 
-def read_lines(path: Path, report: JournalFile) -> Iterator[str]:
-    """The whole lines of one journal file (gzip, every member; or plain text when the file
-    is not gzip and not named ``.gz``). A cut-short or corrupt gzip ends the lines at the last
-    whole one before the break, and ``report.cut`` says where."""
+def read_line_batches(path: Path, report: JournalFile) -> Iterator[list[bytes]]:
+    """The whole lines (bytes, without their ends) of one journal file, a list per chunk read:
+    gzip, every member; or plain text when the file is not gzip and not named ``.gz``. A
+    cut-short or corrupt gzip ends the lines at the last whole one before the break, and
+    ``report.cut`` says where."""
     try:
         stream = open(path, "rb")
     except OSError as exc:
@@ -167,9 +168,9 @@ def read_lines(path: Path, report: JournalFile) -> Iterator[str]:
             chunks = iter(lambda: stream.read(READ_CHUNK), b"")
         else:
             chunks = _gunzip(stream, report)
-        for line in _split_lines(chunks, report):
-            report.lines += 1
-            yield line.decode("utf-8", "replace")
+        for lines in _split_lines(chunks, report):
+            report.lines += len(lines)
+            yield lines
 
 
 def _gunzip(stream: BinaryIO, report: JournalFile) -> Iterator[bytes]:
@@ -199,62 +200,72 @@ def _inflater():
     return zlib.decompressobj(zlib.MAX_WBITS | 16)
 
 
-def _split_lines(chunks: Iterable[bytes], report: JournalFile) -> Iterator[bytes]:
-    """Lines (without their end) of a byte stream; an unfinished last line of a file that
-    broke off is dropped (``report.cut`` says so), a line longer than :data:`MAX_LINE` (no
-    journal line is: Heritrix's URLs are a few KB at most) comes out as :data:`OVERLONG`."""
+def _split_lines(chunks: Iterable[bytes], report: JournalFile) -> Iterator[list[bytes]]:
+    """The lines of a byte stream (without ``\\n``; a ``\\r`` before it stays and is
+    whitespace to the fields), a list per chunk. An unfinished last line of a file that broke
+    off is dropped (``report.cut`` says so); a line longer than :data:`MAX_LINE` (no journal
+    line is: Heritrix's URLs are a few KB at most) comes out as :data:`OVERLONG`."""
     rest, overlong = b"", False
     for chunk in chunks:
         lines = (rest + chunk).split(b"\n")
         rest = lines.pop()
-        for line in lines:
-            if overlong:
-                overlong = False
-                yield OVERLONG
-            else:
-                yield line[:-1] if line.endswith(b"\r") else line
+        if overlong and lines:
+            lines[0], overlong = OVERLONG, False
+        yield lines
         if len(rest) > MAX_LINE:
             rest, overlong = b"", True
     if overlong:
-        yield OVERLONG
+        yield [OVERLONG]
     elif rest:
         if report.cut:
             report.cut += "; its last line is incomplete and not read"
         else:
-            yield rest
+            yield [rest]
 
 
 # -- replaying ----------------------------------------------------------------------------------------
 
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:\S")
+_URL = re.compile(rb"[A-Za-z][A-Za-z0-9+.\-]*:\S")
+_TAGS = {tag.encode(): tag for tag in EVENTS}
+_ADDED, _FINISHED, _NOTES = ADDED.encode(), {tag.encode() for tag in FINISHED}, {tag.encode() for tag in NOTES}
 
 
 def replay(files: Iterable[Path], ignored: Iterable[Path] = ()) -> Replay:
-    """Replay journal files, in the order given (see the module docstring)."""
-    pending: dict[str, Pending] = {}
-    events = dict.fromkeys((ADDED, SUCCESS, FAILURE, DISREGARDED, RESCHEDULED, EMITTED, INCLUDED), 0)
+    """Replay journal files, in the order given (see the module docstring).
+
+    Lines stay bytes until the end, where only the pending URLs are decoded (UTF-8, as
+    Heritrix writes them): most of a journal is URLs that finished."""
+    pending: dict[bytes, list[bytes]] = {}
+    events = dict.fromkeys(_TAGS, 0)
     reports, skipped = [], 0
     for path in files:
         report = JournalFile(Path(path))
         reports.append(report)
-        for line in read_lines(report.path, report):
-            tag, _, rest = line.partition(" ")
-            if tag not in EVENTS:
-                skipped += tag not in NOTES and bool(line.strip())
-                continue
-            fields = rest.split()
-            if not fields or not _URL.match(fields[0]):
-                skipped += 1
-                continue
-            events[tag] += 1
-            url = fields[0]
-            if tag == ADDED:
-                if url not in pending:  # queued again without finishing (relocated): its place stays
-                    via = fields[2] if len(fields) > 2 and len(fields[2]) > 1 else None
-                    pending[url] = Pending(url, fields[1] if len(fields) > 1 else "", via)
-            elif tag in FINISHED:
-                pending.pop(url, None)
-    return Replay(pending, reports, events, skipped, list(ignored))
+        for lines in read_line_batches(report.path, report):
+            for line in lines:
+                tag, _, rest = line.partition(b" ")
+                if tag not in events:
+                    skipped += tag not in _NOTES and bool(line.strip())
+                    continue
+                fields = rest.split()
+                if not fields or not _URL.match(fields[0]):
+                    skipped += 1
+                    continue
+                events[tag] += 1
+                if tag == _ADDED:
+                    # Queued again without finishing (Heritrix relocated it): its place stays.
+                    pending.setdefault(fields[0], fields)
+                elif tag in _FINISHED:
+                    pending.pop(fields[0], None)
+    return Replay({url.decode("utf-8", "replace"): _pending(fields) for url, fields in pending.items()}, reports,
+                  {_TAGS[tag]: n for tag, n in events.items()}, skipped, list(ignored))
+
+
+def _pending(fields: list[bytes]) -> Pending:
+    """``F+ URL HOPS VIA`` read as ``CrawlURI.fromHopsViaString`` reads it (a via of one
+    character is none)."""
+    text = [field.decode("utf-8", "replace") for field in fields[:3]]
+    return Pending(text[0], text[1] if len(text) > 1 else "", text[2] if len(text) > 2 and len(text[2]) > 1 else None)
 
 
 def replay_path(path: str | Path, *, checkpoint: str | None = None) -> Replay:

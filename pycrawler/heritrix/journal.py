@@ -257,8 +257,9 @@ def replay(files: Iterable[Path], ignored: Iterable[Path] = ()) -> Replay:
                     pending.setdefault(fields[0], fields)
                 elif tag in _FINISHED:
                     pending.pop(fields[0], None)
-    return Replay({url.decode("utf-8", "replace"): _pending(fields) for url, fields in pending.items()}, reports,
-                  {_TAGS[tag]: n for tag, n in events.items()}, skipped, list(ignored))
+    urls = (_pending(fields) for fields in pending.values())
+    return Replay({url.url: url for url in urls}, reports, {_TAGS[tag]: n for tag, n in events.items()}, skipped,
+                  list(ignored))
 
 
 def _pending(fields: list[bytes]) -> Pending:

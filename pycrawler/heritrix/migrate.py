@@ -92,11 +92,13 @@ def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", 
     into = Path(into)
     if into.exists() and (not into.is_dir() or any(into.iterdir())):
         raise BadInput(f"{into} is not an empty folder: import into a new or empty folder")
-    journal = recovered = None
+    recovered = journal_summary = None
     if recover_log is not None:
         from .recovered import recover_from_log
 
         journal, recovered = recover_from_log(state, recover_log)
+        journal_summary = {**journal.summary(), **recovered.summary()}
+        del journal   # its URLs live on in ``recovered``
         detected = recovered.policy
     else:
         detected = detect_queue_policy(heritrix_class_keys(state))
@@ -114,8 +116,8 @@ def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", 
         "seen": {"path": SEEN_TABLE_PATHS[seen_table], "kind": seen_table, "keys": seen, "key_scheme": SEEN_KEY},
         "crawl_settings": settings,
     }
-    if journal is not None:
-        manifest["recover_log"] = {**journal.summary(), **recovered.summary()}
+    if journal_summary is not None:
+        manifest["recover_log"] = journal_summary
     (into / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
 

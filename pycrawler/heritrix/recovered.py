@@ -113,9 +113,11 @@ def pending_keys_by_queue(state: HeritrixState) -> dict[str, list[PendingKey]]:
     """The state's pending keys (caps left out), grouped by :func:`matching_queue`, each group
     in ordinal order; the groups in key order."""
     queues: dict[str, list[PendingKey]] = {}
+    names: dict[str, str] = {}   # one string per queue name, not one per key
     for key, _ in state.pending_records(keys_only=True, page_records=65536):
         if not is_cap_key(key):
             fields = parse_key(key)
+            fields = dataclasses.replace(fields, queue=names.setdefault(fields.queue, fields.queue))
             queues.setdefault(matching_queue(fields.queue), []).append(fields)
     for keys in queues.values():
         keys.sort(key=lambda k: k.ordinal)

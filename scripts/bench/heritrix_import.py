@@ -19,7 +19,8 @@ way ``pycrawler heritrix import STATE --recover-log logs/ --into DIR`` does:
 JE 7 is loaded from ``--je-jar`` (default ../shared/deps/je-7.5.11/je-7.5.11.jar; a Heritrix 3
 ``lib/`` works too): generation and import run in this one process. Timed: the journal replay
 on its own, then the whole import (replay again, pairing with the keys, restoring the pending
-URLs, the seen keys into DRUM), in wall seconds. The last line is ``key=value`` figures.
+URLs, the seen keys into DRUM), in wall seconds, and the import's CPU seconds (all threads of
+the process, the JVM's included). The last line is ``key=value`` figures.
 """
 
 from __future__ import annotations
@@ -122,15 +123,16 @@ def main() -> None:
 
     into = args.out / "imported"
     shutil.rmtree(into, ignore_errors=True)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     with HeritrixState.open(source / "state") as state:
         manifest = import_state(state, into, recover_log=source / "logs")
-    import_s = time.perf_counter() - started
+    import_s, import_cpu_s = time.perf_counter() - started, time.process_time() - cpu
     placed, imported, keys = manifest["recover_log"]["placed"], manifest["frontier"]["urls"], manifest["seen"]["keys"]
     assert placed == imported == args.pending and keys == args.seen, manifest
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"seen={keys} pending={imported} journal_lines={lines} journal_mb={journal_mb:.0f} "
           f"replay_s={replay_s:.1f} replay_lines_per_s={lines / replay_s:.0f} import_s={import_s:.1f} "
+          f"import_cpu_s={import_cpu_s:.1f} "
           f"pending_urls_per_s={imported / import_s:.0f} seen_keys_per_s={keys / import_s:.0f} "
           f"peak_rss_mb={rss_mb:.0f}")
 

@@ -52,16 +52,20 @@ def shared() -> Path:
 JE7_JAR = SHARED / "deps" / "je-7.5.11" / "je-7.5.11.jar"
 
 
-@pytest.fixture(scope="session")
-def je7_jar() -> Path:
+def require_je7_jar() -> Path:
     """JE 7.5.11's jar (Heritrix 3's JE), for tests that run JE 7 in a child process. Missing,
     the test skips with the reason, except under CI, where JE 7 is part of what is tested."""
     if not JE7_JAR.is_file():
-        reason = f"JE 7 is not at {JE7_JAR} (the project's shared/deps beside it)"
+        reason = "JE 7 is not at ../shared/deps/je-7.5.11/je-7.5.11.jar (the project's shared/ beside it)"
         if os.environ.get("CI") == "true":
             pytest.fail(reason)
         pytest.skip(reason)
     return JE7_JAR
+
+
+@pytest.fixture(scope="session")
+def je7_jar() -> Path:
+    return require_je7_jar()
 
 
 def with_je(jar: Path | None) -> dict[str, str]:

@@ -1,14 +1,18 @@
 """Heritrix crawl state for tests, written the way Heritrix 1.14 writes it (by the Java test
-program HeritrixStateTool, through SerialBinding and a StoredClassCatalog), plus a JE 3.3
-store in Heritrix 3's shape (values that are not serial-bound) written from Python."""
+program HeritrixStateTool, through SerialBinding and a StoredClassCatalog), plus JE 7.5
+stores in Heritrix 3's shape (values that are not serial-bound) written from Python in a
+process that loads JE 7."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import subprocess
+import sys
 from pathlib import Path
 
+from conftest import require_je7_jar, with_je
 from java_programs import ROOT, compile_java, java_classpath, run_java
 from pycrawler.heritrix import canonicalize, create_key
 
@@ -106,3 +110,45 @@ class Holder:
     def __exit__(self, *exc) -> None:
         if self.process.poll() is None:
             self.release()
+
+
+# -- Heritrix 3: JE 7.5 stores, written and read in processes that load JE 7 ----------------------
+
+def je7_env() -> dict[str, str]:
+    """The environment of a process that loads JE 7."""
+    return with_je(require_je7_jar())
+
+
+def je7_python(script: str, stdin: str = "") -> str:
+    """Run a Python script in a process that loads JE 7; its standard output."""
+    done = subprocess.run([sys.executable, "-c", script], input=stdin, capture_output=True, text=True,
+                          encoding="utf-8", env=je7_env(), timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def h3_key(queue: str, directive: int, precedence: int, ordinal: int) -> bytes:
+    """A pending key as ``BdbMultipleWorkQueues.calculateInsertKey`` builds it."""
+    return queue.encode() + b"\x00" + bytes((directive, precedence)) + ordinal.to_bytes(6, "big")
+
+
+_WRITE_H3 = """
+import json, sys
+from pycrawler.store import Environment
+spec = json.load(sys.stdin)
+with Environment(spec["path"], create=True, transactional=False) as env:
+    if spec["pending"]:
+        env.open_database("pending", create=True).put_many([bytes.fromhex(k) for k, _ in spec["pending"]], [bytes.fromhex(v) for _, v in spec["pending"]])
+    seen = env.open_database("alreadySeenUrl", create=True)
+    seen.put_many([(k ^ (1 << 63)).to_bytes(8, "big") for k in spec["seen"]], [b""] * len(spec["seen"]))
+"""
+
+
+def write_h3(path: Path, pending: dict[bytes, str], seen: list[int]) -> None:
+    """A JE 7.5 store in Heritrix 3's layout at ``path``: ``pending`` holds the given keys (and a
+    cap record per queue; no database when there is none), each value the URL's bytes where Heritrix keeps a Kryo CrawlURI;
+    ``alreadySeenUrl`` the createKeys ``seen``. Written by a process that loads JE 7."""
+    caps = {key[:key.index(0) + 1]: "" for key in pending}
+    records = [(key.hex(), value.encode().hex()) for key, value in {**caps, **pending}.items()]
+    path.mkdir(parents=True, exist_ok=True)
+    je7_python(_WRITE_H3, json.dumps({"path": str(path), "pending": records, "seen": seen}))

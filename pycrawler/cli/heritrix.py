@@ -1,6 +1,7 @@
-"""``pycrawler heritrix inspect|seen|export|import``: existing Heritrix crawl state, read-only.
+"""``pycrawler heritrix inspect|seen|export|import|journal``: Heritrix crawl state, read-only.
 
-Every command opens the state (a job's ``state/`` folder, or ``--checkpoint NAME|latest``)
+``journal`` writes a pycrawler crawl state as Heritrix's frontier recover journal; every other
+command opens the state (a job's ``state/`` folder, or ``--checkpoint NAME|latest``)
 read-only and changes nothing in it; a state that a running crawler holds is refused (see
 docs/heritrix.md). Heritrix 1.14 stores are read with pycrawler's JE 3.3; Heritrix 3 stores
 need the user's Heritrix ``lib/`` on ``PYCRAWLER_CLASSPATH``.
@@ -9,6 +10,7 @@ need the user's Heritrix ``lib/`` on ``PYCRAWLER_CLASSPATH``.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from itertools import islice
 from pathlib import Path
@@ -47,6 +49,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     export.add_argument("--seen", metavar="FILE", help="seen keys, ascending (see --seen-format)")
     export.add_argument("--seen-format", choices=("raw", "hex"), default="raw",
                         help="raw (default): 8-byte big-endian unsigned records; hex: 16 hex digits a line")
+    recover_log_help = ("Heritrix's frontier journal (logs/frontier.recover.gz, or the logs/ folder with its rotated "
+                        "parts): the pending URLs are read from it and placed by the pending keys, no Heritrix class "
+                        "needed")
+    export.add_argument("--recover-log", metavar="PATH", help=recover_log_help)
 
     imp = state_command("import", "make a pycrawler crawl state that continues the crawl (pycrawler crawl --state DIR)",
                         run_import)
@@ -57,9 +63,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     imp.add_argument("--queue-policy", metavar="POLICY",
                      help="queue assignment of the continuing crawl (default: the one Heritrix used, detected "
                           "from its queues: heritrix-host or surt); URLs are re-queued under it where it differs")
+    imp.add_argument("--recover-log", metavar="PATH", help=recover_log_help)
     imp.add_argument("--bloom-fpr", type=float, default=0.001, metavar="P", help="Bloom false-positive rate")
     imp.add_argument("--bloom-capacity", type=int, metavar="N",
                      help="Bloom filter capacity (default: twice Heritrix's seen count, at least 10 million)")
+
+
+    journal = actions.add_parser(
+        "journal", help="write a pycrawler crawl state as a Heritrix frontier recover journal, which Heritrix 3 "
+                        "imports (importURIs, format recoveryLog)")
+    journal.add_argument("state", metavar="DIR", help="a pycrawler crawl state (pycrawler crawl --state DIR)")
+    journal.add_argument("--out", required=True, metavar="FILE", help="the journal to write (gzip)")
+    journal.set_defaults(run=run_journal)
 
 
 def _open(args):
@@ -135,15 +150,26 @@ def run_export(args: argparse.Namespace) -> int:
 
     if not args.pending and not args.seen:
         raise BadInput("say what to export: --pending FILE and/or --seen FILE")
+    if args.recover_log and not args.pending:
+        raise BadInput("--recover-log gives the pending URLs: add --pending FILE")
     with _open(args) as state:
         if args.pending:
-            decode_many = value_decoder(state)
-            if decode_many is None:
-                print(f"pycrawler: note: {KRYO_NEEDS}; exporting the key fields only (queue, directive, "
-                      "precedence, ordinal) with each value's bytes as value_hex", file=sys.stderr)
+            if args.recover_log:
+                from ..heritrix.recovered import recover_from_log
+
+                journal, recovered = recover_from_log(state, args.recover_log)
+                _print_recovered({**journal.summary(), **recovered.summary()}, "exported with \"placed\": false")
+                rows = recovered.rows()
+            else:
+                decode_many = value_decoder(state)
+                if decode_many is None:
+                    print(f"pycrawler: note: {KRYO_NEEDS} (or give its journal with --recover-log); exporting the "
+                          "key fields only (queue, directive, precedence, ordinal) with each value's bytes as "
+                          "value_hex", file=sys.stderr)
+                rows = pending_urls(state, decode_many)
             count = 0
             with _output(args.pending) as out:
-                for row in pending_urls(state, decode_many):
+                for row in rows:
                     out.write(json_line(row))
                     count += 1
             print(f"pending: {count} URLs -> {args.pending}", file=sys.stderr)
@@ -171,13 +197,41 @@ def _write_binary(path: str, write) -> int:
     return count
 
 
+MISMATCHES_SHOWN = 20
+
+
+def _print_recovered(summary: dict, action: str) -> None:
+    """What reading the journal gave, on stderr: lines, what was skipped or cut, and each queue
+    whose keys and journal URLs disagree (the first few; the import's manifest has them all)."""
+    from ..heritrix.recovered import Mismatch
+
+    def note(text: str) -> None:
+        print(f"pycrawler: note: {text}", file=sys.stderr)
+
+    note(f"recover log: {summary['lines']} lines in {len(summary['files'])} files, {summary['pending']} URLs left "
+         f"pending; {summary['placed']} placed by the pending keys ({summary['policy']} queues), "
+         f"{summary['unplaced']} not; {summary['skipped_lines']} lines skipped (not journal events)")
+    for path, why in summary["cut_short"].items():
+        note(f"recover log {path}: {why}")
+    if summary["ignored_files"]:
+        note(f"not read (not the run this state continues): {', '.join(summary['ignored_files'])}")
+    mismatches = summary["mismatched_queues"]
+    for m in mismatches[:MISMATCHES_SHOWN]:
+        note(Mismatch(**m).describe(action))
+    if len(mismatches) > MISMATCHES_SHOWN:
+        note(f"... and {len(mismatches) - MISMATCHES_SHOWN} more queues whose counts disagree")
+
+
 # -- import -------------------------------------------------------------------------------------
 def run_import(args: argparse.Namespace) -> int:
     from ..heritrix.migrate import import_state
 
     with _open(args) as state:
         manifest = import_state(state, Path(args.into), seen_table=args.seen, queue_policy=args.queue_policy,
-                                bloom_fpr=args.bloom_fpr, bloom_capacity=args.bloom_capacity)
+                                bloom_fpr=args.bloom_fpr, bloom_capacity=args.bloom_capacity,
+                                recover_log=args.recover_log)
+    if "recover_log" in manifest:
+        _print_recovered(manifest["recover_log"], "queued behind Heritrix's, in journal order")
     frontier, seen = manifest["frontier"], manifest["seen"]
     skipped = ", ".join(f"{n} {scheme}:" for scheme, n in sorted(frontier["skipped"].items()))
     print(f"imported {frontier['urls']} pending URLs into {frontier['queues']} work queues "
@@ -185,4 +239,19 @@ def run_import(args: argparse.Namespace) -> int:
           f"and {seen['keys']} seen keys into {seen['kind']} ({seen['path']}, Heritrix createKey)")
     print(f"continue with: pycrawler crawl SEED... --state {args.into} (the job's seeds and scope; "
           "the folder keeps the seen table, queue policy and keys)")
+    return 0
+
+
+# -- journal ------------------------------------------------------------------------------------
+def run_journal(args: argparse.Namespace) -> int:
+    from ..heritrix.journal import ADDED, FAILURE, SUCCESS
+    from ..heritrix.to_journal import write_crawl_journal
+
+    counts = _write_binary(args.out, lambda out: write_crawl_journal(args.state, out))
+    print(f"wrote {args.out}: {counts[ADDED]} pending URLs (F+), {counts[SUCCESS]} succeeded (Fs), "
+          f"{counts[FAILURE]} failed (Ff)")
+    params = json.dumps({"path": str(Path(args.out).resolve()), "format": "recoveryLog", "includeSuccesses": True,
+                         "includeFailures": True, "scheduleScheduleds": True})
+    print(f"import it into Heritrix 3 from the job's scripting console: "
+          f"appCtx.getBean('frontier').importURIs('{params}')")
     return 0

@@ -79,9 +79,11 @@ def heritrix_class_keys(state: HeritrixState) -> list[str]:
 
 
 def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", queue_policy: str | None = None,
-                 bloom_fpr: float = 0.001, bloom_capacity: int | None = None,
+                 bloom_fpr: float = 0.001, bloom_capacity: int | None = None, recover_log=None,
                  batch: int = DECODE_BATCH) -> dict[str, Any]:
-    """Import ``state`` into the folder ``into`` (see the module docstring); returns the manifest."""
+    """Import ``state`` into the folder ``into`` (see the module docstring); returns the manifest.
+    With ``recover_log`` (the journal file or the job's ``logs/`` folder) the pending URLs are
+    read from the journal and placed by the keys (:mod:`.recovered`) instead of decoded."""
     from ..crawl.engine import SEEN_TABLE_PATHS, SETTINGS_FILE
     from ..frontier.assignment import get_assignment
 
@@ -90,10 +92,19 @@ def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", 
     into = Path(into)
     if into.exists() and (not into.is_dir() or any(into.iterdir())):
         raise BadInput(f"{into} is not an empty folder: import into a new or empty folder")
-    detected = detect_queue_policy(heritrix_class_keys(state))
+    recovered = journal_summary = None
+    if recover_log is not None:
+        from .recovered import recover_from_log
+
+        journal, recovered = recover_from_log(state, recover_log)
+        journal_summary = {**journal.summary(), **recovered.summary()}
+        del journal   # its URLs live on in ``recovered``
+        detected = recovered.policy
+    else:
+        detected = detect_queue_policy(heritrix_class_keys(state))
     policy = get_assignment(queue_policy or detected)
     into.mkdir(parents=True, exist_ok=True)
-    frontier, seen = _import(state, into, policy, seen_table, bloom_fpr, bloom_capacity, batch)
+    frontier, seen = _import(state, into, policy, seen_table, bloom_fpr, bloom_capacity, batch, recovered)
     settings = {"seen": seen_table, "queue_policy": policy.name, "canon": "heritrix", "seen_key": SEEN_KEY}
     (into / SETTINGS_FILE).write_text(json.dumps(settings, indent=1) + "\n")
     manifest = {
@@ -105,12 +116,14 @@ def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", 
         "seen": {"path": SEEN_TABLE_PATHS[seen_table], "kind": seen_table, "keys": seen, "key_scheme": SEEN_KEY},
         "crawl_settings": settings,
     }
+    if journal_summary is not None:
+        manifest["recover_log"] = journal_summary
     (into / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
 
 
 def _import(state: HeritrixState, into: Path, policy, seen_table: str, bloom_fpr: float,
-            bloom_capacity: int | None, batch: int) -> tuple[dict[str, Any], int]:
+            bloom_capacity: int | None, batch: int, recovered) -> tuple[dict[str, Any], int]:
     from ..frontier.todo import JE_CONFIG
     from ..frontier.workqueues import WorkQueueFrontier
     from ..store import Environment
@@ -118,22 +131,24 @@ def _import(state: HeritrixState, into: Path, policy, seen_table: str, bloom_fpr
     with Environment(into, create=True, durability="write_no_sync", config=JE_CONFIG) as env:
         frontier = WorkQueueFrontier(env, None, create=True, assignment=policy, seen_key=SEEN_KEY)
         try:
-            pending = _import_pending(state, frontier, batch)
+            pending = _import_pending(state, frontier, batch, recovered)
         finally:
             frontier.close()
         seen = _import_seen(state, into, env, seen_table, bloom_fpr, bloom_capacity)
     return pending, seen
 
 
-def _import_pending(state: HeritrixState, frontier, batch: int) -> dict[str, Any]:
+def _import_pending(state: HeritrixState, frontier, batch: int, recovered) -> dict[str, Any]:
+    """Restore the pending URLs, each at its Heritrix place; URLs the journal could not place
+    (``recovered``'s mismatched queues) queue behind them at the normal directive."""
     from ..crawl.engine import discovered
+    from ..frontier.workqueues import DEFAULT_PRECEDENCE, NORMAL
 
-    decode_many = value_decoder(state)
-    rows = pending_urls(state, decode_many)
+    rows = pending_urls(state, value_decoder(state)) if recovered is None else recovered.rows()
     chunk = list(islice(rows, batch))
-    if chunk and decode_many is None:
-        raise SetupError(f"cannot import {state.path}'s pending URLs: {KRYO_NEEDS} (the seen keys need no "
-                         "decoding: they can be exported with --seen)")
+    if chunk and "uri" not in chunk[0]:  # Kryo values, and no Heritrix classes to decode them
+        raise SetupError(f"cannot import {state.path}'s pending URLs: {KRYO_NEEDS}, or give its frontier journal "
+                         "(--recover-log logs/); the seen keys need no decoding: they can be exported with --seen")
     urls = rekeyed = last_ordinal = 0
     skipped: dict[str, int] = {}
     while chunk:
@@ -150,6 +165,8 @@ def _import_pending(state: HeritrixState, frontier, batch: int) -> dict[str, Any
                               for row, path in zip(kept, paths)])
         entries = []
         for row, class_key, value in zip(kept, class_keys, values):
+            if row["ordinal"] is None:  # not placed: behind Heritrix's URLs, in journal order
+                row.update(directive=NORMAL, precedence=DEFAULT_PRECEDENCE, ordinal=last_ordinal + 1)
             entries.append((class_key, row["directive"], row["precedence"], row["ordinal"], value))
             rekeyed += class_key != row["queue"]
             last_ordinal = max(last_ordinal, row["ordinal"])

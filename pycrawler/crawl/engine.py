@@ -307,6 +307,12 @@ class Crawler:
             raise BadInput(f"{state} is not a directory")
         self._check_settings(state)
         config = self.config  # the kept settings resolved
+        written = [state, *(Path(p) for p in (config.warc, config.trace and Path(config.trace).parent) if p)]
+        for folder in written:
+            folder.mkdir(parents=True, exist_ok=True)
+        self.disk = DiskSpaceMonitor(written, config.min_free_mb)
+        if shortage := self.disk.shortage():  # before JE opens: JE 7 would refuse first, in its own words
+            raise shortage
         policy = config.queue_policy
         if policy == "bkdr":  # one site spread over enough queues to keep every slot busy
             policy = f"bkdr:{4 * config.concurrency}"
@@ -328,14 +334,10 @@ class Crawler:
         self._records_before = self.fetched.count()
         try:
             self.outputs = CrawlOutputs(state / CRAWL_LOG, config.warc, config.trace, fsync=config.fsync)
-            self.summary.repairs = self.outputs.repairs
-            self.disk = DiskSpaceMonitor([state, *self.outputs.folders], config.min_free_mb)
-            if shortage := self.disk.shortage():
-                self.outputs.close()
-                raise shortage
         except BaseException:
             self._close_stores()
             raise
+        self.summary.repairs = self.outputs.repairs
 
     def _close(self) -> None:
         """Close outputs and stores. After a failure the stores are left as a kill -9 at that

@@ -51,16 +51,6 @@ class CrawlOutputs:
                 for folder in {log_path.parent, *([trace_path.parent] if trace_path else [])}:
                     sync_directory(folder)
 
-    @property
-    def folders(self) -> list[Path]:
-        """The folders written to, for the free-space watch."""
-        folders = [self.log.path.parent]
-        if self.warc is not None:
-            folders.append(self.warc.directory)
-        if self.trace is not None:
-            folders.append(self.trace.path.parent)
-        return folders
-
     @contextlib.contextmanager
     def _writing(self):
         if self._error is not None:

@@ -64,7 +64,7 @@ def test_the_books_store_moves_to_je_7_with_its_catalog(je7_jar, tmp_path):
     book = tmp_path / "book"
     book.mkdir()
     records = [CrawlUrl(ori_url=f"http://example.com/{i}", title=f"页面 {i}", weight=i % 7) for i in range(300)]
-    run_java("BookFrontierTool", "put", book, stdin="".join(encode(r).hex() + "\n" for r in records))
+    run_java("BookFrontierTool", "put", book, stdin="".join(encode(r).hex() + "\n" for r in records), je3=True)
     original = dumps(book)
     assert {"java_class_catalog", "URL"} <= set(original)
     cli("store", "migrate", book, tmp_path / "book7", "--to", "7", "--je7-jar", je7_jar)
@@ -102,7 +102,7 @@ def test_migrate_refuses_what_it_cannot_do_in_one_line(je7_jar, tmp_path):
     assert no_env.returncode == 2 and "not a JE environment" in no_env.stderr
     src = tmp_path / "book"
     src.mkdir()
-    run_java("BookFrontierTool", "put", src, stdin=encode(CrawlUrl(ori_url="http://a/")).hex() + "\n")
+    run_java("BookFrontierTool", "put", src, stdin=encode(CrawlUrl(ori_url="http://a/")).hex() + "\n", je3=True)
     occupied = cli("store", "migrate", src, tmp_path / "full", "--to", "7", "--je7-jar", je7_jar, check=False)
     assert occupied.returncode == 2 and "is not empty" in occupied.stderr
     no_jar = cli("store", "migrate", src, tmp_path / "dst", "--to", "7", check=False)

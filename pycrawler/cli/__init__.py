@@ -12,9 +12,9 @@ import sys
 import traceback
 
 from ..errors import PycrawlerError
-from . import crawl, demo, frontier, heritrix, info, store
+from . import cachesim, crawl, demo, frontier, heritrix, info, store
 
-GROUPS = (info, demo, crawl, store, frontier, heritrix)
+GROUPS = (info, demo, crawl, store, frontier, heritrix, cachesim)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,196 @@
+"""Compiled loops of the URL caches (:mod:`pycrawler.seen.cache`): one call per batch of keys.
+
+Every cache is a hash table over slots. ``slot_key[s]`` is the key held in slot ``s`` (of
+``capacity``); ``table`` (a power of two, at least twice the capacity, so probes stay short)
+maps a key to its slot by linear probing from ``mix(key)``, -1 marking an empty cell. An
+evicted key leaves the table by backward-shift deletion, so there are no tombstones and a
+lookup never walks further than the run its key hashes into.
+
+Each policy adds its bookkeeping per slot:
+
+- CLOCK: a mark byte per slot and a hand (``state[HAND]``); a hit marks, a miss sweeps the
+  hand over marked slots, unmarking them, and replaces the first unmarked one;
+- LRU: a doubly linked list through ``prev``/``next`` (int32), most recent at ``state[HEAD]``;
+- RANDOM: a victim drawn by xorshift64* from ``state[RNG]``, so a seeded cache replays.
+
+``state`` is an int64 array: slots used, hand or head, tail, RNG state. The access kernels do a check and, on a miss, an insert ("the cache learns the key"); ``hit[i]``
+tells which keys were found.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+USED, HAND, TAIL, RNG = range(4)
+HEAD = HAND  # LRU keeps its list head where CLOCK keeps its hand
+STATE_SIZE = 4
+EMPTY = -1
+
+
+@numba.njit(cache=True, inline="always")
+def mix(key):
+    """splitmix64's finaliser: spreads any keys (counters included) over the table."""
+    x = key + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@numba.njit(cache=True, inline="always")
+def _home(key, mask):
+    return np.int64(mix(key) & np.uint64(mask))
+
+
+@numba.njit(cache=True, inline="always")
+def find(table, slot_key, key):
+    """The table cell holding ``key``, or -1 - (the empty cell where it would go)."""
+    mask = table.shape[0] - 1
+    cell = _home(key, mask)
+    while True:
+        slot = table[cell]
+        if slot == EMPTY:
+            return -1 - cell
+        if slot_key[slot] == key:
+            return cell
+        cell = (cell + 1) & mask
+
+
+@numba.njit(cache=True, inline="always")
+def _remove(table, slot_key, slot):
+    """Take the key held in ``slot`` out of the table (backward-shift deletion)."""
+    mask = table.shape[0] - 1
+    hole = find(table, slot_key, slot_key[slot])
+    cell = hole
+    while True:
+        cell = (cell + 1) & mask
+        moved = table[cell]
+        if moved == EMPTY:
+            break
+        home = _home(slot_key[moved], mask)
+        # The entry may fill the hole unless its home lies cyclically in (hole, cell].
+        if (hole < cell and hole < home <= cell) or (hole > cell and (home > hole or home <= cell)):
+            continue
+        table[hole] = moved
+        hole = cell
+    table[hole] = EMPTY
+
+
+@numba.njit(cache=True, inline="always")
+def _place(table, slot_key, slot, key):
+    """Put ``key`` into ``slot``, first evicting the key the slot held if ``slot`` was in use;
+    the cell is looked up again because the eviction may have shifted the run."""
+    slot_key[slot] = key
+    table[-1 - find(table, slot_key, key)] = slot
+
+
+@numba.njit(cache=True)
+def contains_kernel(table, slot_key, keys, hit):
+    """Check only: ``hit[i]`` where ``keys[i]`` is cached. No state changes."""
+    for i in range(keys.shape[0]):
+        hit[i] = find(table, slot_key, keys[i]) >= 0
+
+
+@numba.njit(cache=True)
+def clock_kernel(table, slot_key, mark, state, keys, hit):
+    capacity = slot_key.shape[0]
+    for i in range(keys.shape[0]):
+        key = keys[i]
+        cell = find(table, slot_key, key)
+        if cell >= 0:
+            mark[table[cell]] = 1
+            hit[i] = True
+            continue
+        hit[i] = False
+        if state[USED] < capacity:
+            slot = state[USED]
+            state[USED] += 1
+        else:
+            hand = state[HAND]
+            while mark[hand]:
+                mark[hand] = 0
+                hand = hand + 1 if hand + 1 < capacity else 0
+            slot = hand
+            state[HAND] = hand + 1 if hand + 1 < capacity else 0
+            _remove(table, slot_key, slot)
+        mark[slot] = 1
+        _place(table, slot_key, slot, key)
+
+
+@numba.njit(cache=True, inline="always")
+def _xorshift(state):
+    """xorshift64*: the next pseudo-random uint64 from ``state[RNG]``."""
+    x = np.uint64(state[RNG])
+    x ^= x >> np.uint64(12)
+    x ^= x << np.uint64(25)
+    x ^= x >> np.uint64(27)
+    state[RNG] = np.int64(x)
+    return x * np.uint64(0x2545F4914F6CDD1D)
+
+
+@numba.njit(cache=True)
+def random_kernel(table, slot_key, state, keys, hit):
+    capacity = slot_key.shape[0]
+    for i in range(keys.shape[0]):
+        key = keys[i]
+        if find(table, slot_key, key) >= 0:
+            hit[i] = True
+            continue
+        hit[i] = False
+        if state[USED] < capacity:
+            slot = state[USED]
+            state[USED] += 1
+        else:
+            slot = np.int64(((_xorshift(state) >> np.uint64(32)) * np.uint64(capacity)) >> np.uint64(32))
+            _remove(table, slot_key, slot)
+        _place(table, slot_key, slot, key)
+
+
+@numba.njit(cache=True, inline="always")
+def _unlink(prev, next_, state, slot):
+    before, after = prev[slot], next_[slot]
+    if before != EMPTY:
+        next_[before] = after
+    else:
+        state[HEAD] = after
+    if after != EMPTY:
+        prev[after] = before
+    else:
+        state[TAIL] = before
+
+
+@numba.njit(cache=True, inline="always")
+def _push_front(prev, next_, state, slot):
+    head = state[HEAD]
+    prev[slot] = EMPTY
+    next_[slot] = head
+    if head != EMPTY:
+        prev[head] = slot
+    else:
+        state[TAIL] = slot
+    state[HEAD] = slot
+
+
+@numba.njit(cache=True)
+def lru_kernel(table, slot_key, prev, next_, state, keys, hit):
+    capacity = slot_key.shape[0]
+    for i in range(keys.shape[0]):
+        key = keys[i]
+        cell = find(table, slot_key, key)
+        if cell >= 0:
+            slot = table[cell]
+            hit[i] = True
+            if state[HEAD] != slot:
+                _unlink(prev, next_, state, slot)
+                _push_front(prev, next_, state, slot)
+            continue
+        hit[i] = False
+        if state[USED] < capacity:
+            slot = state[USED]
+            state[USED] += 1
+        else:
+            slot = state[TAIL]
+            _unlink(prev, next_, state, slot)
+            _remove(table, slot_key, slot)
+        _place(table, slot_key, slot, key)
+        _push_front(prev, next_, state, slot)

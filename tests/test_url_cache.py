@@ -114,7 +114,7 @@ def test_contains_changes_nothing():
 
 
 def test_memory_per_entry_is_a_few_dozen_bytes():
-    for cls, most in ((ClockCache, 25), (RandomCache, 25), (LruCache, 33)):
+    for cls, most in ((ClockCache, 32), (RandomCache, 32), (LruCache, 40)):
         assert cls(50_000).bytes_per_entry < most
 
 

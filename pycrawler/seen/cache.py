@@ -27,9 +27,6 @@ from ..errors import BadInput
 from . import cache_kernel as kernel
 from .protocol import as_keys
 
-TABLE_CELL_BYTES = np.dtype(np.int32).itemsize
-
-
 def table_cells(capacity: int) -> int:
     """Hash-table cells for ``capacity`` keys: the power of two at least twice as large."""
     return 1 << max(1, (2 * capacity - 1).bit_length())
@@ -44,7 +41,7 @@ class UrlCache(ABC):
         if capacity < 1:
             raise BadInput(f"a URL cache holds at least 1 entry, not {capacity}")
         self.capacity = capacity
-        self.table = np.full(table_cells(capacity), kernel.EMPTY, dtype=np.int32)
+        self.table = np.full(table_cells(capacity), kernel.FREE, dtype=np.uint64)
         self.slot_key = np.zeros(capacity, dtype=np.uint64)
         self.state = np.zeros(kernel.STATE_SIZE, dtype=np.int64)
         self.hits = self.misses = 0

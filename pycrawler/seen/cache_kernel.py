@@ -2,9 +2,12 @@
 
 Every cache is a hash table over slots. ``slot_key[s]`` is the key held in slot ``s`` (of
 ``capacity``); ``table`` (a power of two, at least twice the capacity, so probes stay short)
-maps a key to its slot by linear probing from ``mix(key)``, -1 marking an empty cell. An
-evicted key leaves the table by backward-shift deletion, so there are no tombstones and a
-lookup never walks further than the run its key hashes into.
+maps a key to its slot by linear probing from its home cell. A cell is one uint64: the low 32
+bits of ``mix(key)`` above the slot number, or :data:`FREE`. Those hash bits give the home
+cell (``hash & mask``) and screen out other keys, so probing and deleting read the table
+alone and touch ``slot_key`` only to confirm a match. An evicted key leaves the table by
+backward-shift deletion, so there are no tombstones and a lookup never walks further than
+the run its key hashes into.
 
 Each policy adds its bookkeeping per slot:
 
@@ -26,6 +29,11 @@ USED, HAND, TAIL, RNG = range(4)
 HEAD = HAND  # LRU keeps its list head where CLOCK keeps its hand
 STATE_SIZE = 4
 EMPTY = -1
+"""No slot (the LRU list's ends)."""
+FREE = np.uint64(0xFFFFFFFFFFFFFFFF)
+"""An empty table cell (no slot number is 2^32 - 1)."""
+_LOW = np.uint64(0xFFFFFFFF)
+_SHIFT = np.uint64(32)
 
 
 @numba.njit(cache=True, inline="always")
@@ -38,20 +46,27 @@ def mix(key):
 
 
 @numba.njit(cache=True, inline="always")
-def _home(key, mask):
-    return np.int64(mix(key) & np.uint64(mask))
+def _hash32(key):
+    return mix(key) & _LOW
+
+
+@numba.njit(cache=True, inline="always")
+def slot_in(entry):
+    """The slot number a (non-free) table cell holds."""
+    return np.int64(entry & _LOW)
 
 
 @numba.njit(cache=True, inline="always")
 def find(table, slot_key, key):
     """The table cell holding ``key``, or -1 - (the empty cell where it would go)."""
     mask = table.shape[0] - 1
-    cell = _home(key, mask)
+    hashed = _hash32(key)
+    cell = np.int64(hashed) & mask
     while True:
-        slot = table[cell]
-        if slot == EMPTY:
+        entry = table[cell]
+        if entry == FREE:
             return -1 - cell
-        if slot_key[slot] == key:
+        if (entry >> _SHIFT) == hashed and slot_key[slot_in(entry)] == key:
             return cell
         cell = (cell + 1) & mask
 
@@ -65,23 +80,23 @@ def _remove(table, slot_key, slot):
     while True:
         cell = (cell + 1) & mask
         moved = table[cell]
-        if moved == EMPTY:
+        if moved == FREE:
             break
-        home = _home(slot_key[moved], mask)
+        home = np.int64(moved >> _SHIFT) & mask
         # The entry may fill the hole unless its home lies cyclically in (hole, cell].
         if (hole < cell and hole < home <= cell) or (hole > cell and (home > hole or home <= cell)):
             continue
         table[hole] = moved
         hole = cell
-    table[hole] = EMPTY
+    table[hole] = FREE
 
 
 @numba.njit(cache=True, inline="always")
 def _place(table, slot_key, slot, key):
-    """Put ``key`` into ``slot``, first evicting the key the slot held if ``slot`` was in use;
-    the cell is looked up again because the eviction may have shifted the run."""
+    """Put ``key`` (not in the table) into ``slot``, whose previous key has been removed; the
+    cell is looked up again because that removal may have shifted the run."""
     slot_key[slot] = key
-    table[-1 - find(table, slot_key, key)] = slot
+    table[-1 - find(table, slot_key, key)] = (_hash32(key) << _SHIFT) | np.uint64(slot)
 
 
 @numba.njit(cache=True)
@@ -93,28 +108,30 @@ def contains_kernel(table, slot_key, keys, hit):
 
 @numba.njit(cache=True)
 def clock_kernel(table, slot_key, mark, state, keys, hit):
+    # The state lives in locals during the loop: stores into the other arrays could alias it.
     capacity = slot_key.shape[0]
+    used, hand = state[USED], state[HAND]
     for i in range(keys.shape[0]):
         key = keys[i]
         cell = find(table, slot_key, key)
         if cell >= 0:
-            mark[table[cell]] = 1
+            mark[slot_in(table[cell])] = 1
             hit[i] = True
             continue
         hit[i] = False
-        if state[USED] < capacity:
-            slot = state[USED]
-            state[USED] += 1
+        if used < capacity:
+            slot = used
+            used += 1
         else:
-            hand = state[HAND]
             while mark[hand]:
                 mark[hand] = 0
                 hand = hand + 1 if hand + 1 < capacity else 0
             slot = hand
-            state[HAND] = hand + 1 if hand + 1 < capacity else 0
+            hand = hand + 1 if hand + 1 < capacity else 0
             _remove(table, slot_key, slot)
         mark[slot] = 1
         _place(table, slot_key, slot, key)
+    state[USED], state[HAND] = used, hand
 
 
 @numba.njit(cache=True, inline="always")
@@ -131,66 +148,66 @@ def _xorshift(state):
 @numba.njit(cache=True)
 def random_kernel(table, slot_key, state, keys, hit):
     capacity = slot_key.shape[0]
+    used = state[USED]
     for i in range(keys.shape[0]):
         key = keys[i]
         if find(table, slot_key, key) >= 0:
             hit[i] = True
             continue
         hit[i] = False
-        if state[USED] < capacity:
-            slot = state[USED]
-            state[USED] += 1
+        if used < capacity:
+            slot = used
+            used += 1
         else:
             slot = np.int64(((_xorshift(state) >> np.uint64(32)) * np.uint64(capacity)) >> np.uint64(32))
             _remove(table, slot_key, slot)
         _place(table, slot_key, slot, key)
+    state[USED] = used
 
 
 @numba.njit(cache=True, inline="always")
-def _unlink(prev, next_, state, slot):
-    before, after = prev[slot], next_[slot]
-    if before != EMPTY:
-        next_[before] = after
-    else:
-        state[HEAD] = after
-    if after != EMPTY:
-        prev[after] = before
-    else:
-        state[TAIL] = before
-
-
-@numba.njit(cache=True, inline="always")
-def _push_front(prev, next_, state, slot):
-    head = state[HEAD]
+def _push_front(prev, next_, head, tail, slot):
+    """Link ``slot`` (unlinked) in as the most recent; the new (head, tail)."""
     prev[slot] = EMPTY
     next_[slot] = head
     if head != EMPTY:
         prev[head] = slot
     else:
-        state[TAIL] = slot
-    state[HEAD] = slot
+        tail = slot
+    return slot, tail
 
 
 @numba.njit(cache=True)
 def lru_kernel(table, slot_key, prev, next_, state, keys, hit):
     capacity = slot_key.shape[0]
+    used, head, tail = state[USED], state[HEAD], state[TAIL]
     for i in range(keys.shape[0]):
         key = keys[i]
         cell = find(table, slot_key, key)
         if cell >= 0:
-            slot = table[cell]
             hit[i] = True
-            if state[HEAD] != slot:
-                _unlink(prev, next_, state, slot)
-                _push_front(prev, next_, state, slot)
+            slot = slot_in(table[cell])
+            if slot != head:  # unlink it (it has a predecessor), then make it the most recent
+                before, after = prev[slot], next_[slot]
+                next_[before] = after
+                if after != EMPTY:
+                    prev[after] = before
+                else:
+                    tail = before
+                head, tail = _push_front(prev, next_, head, tail, slot)
             continue
         hit[i] = False
-        if state[USED] < capacity:
-            slot = state[USED]
-            state[USED] += 1
-        else:
-            slot = state[TAIL]
-            _unlink(prev, next_, state, slot)
+        if used < capacity:
+            slot = used
+            used += 1
+        else:  # the least recent goes
+            slot = tail
+            tail = prev[slot]
+            if tail != EMPTY:
+                next_[tail] = EMPTY
+            else:
+                head = EMPTY
             _remove(table, slot_key, slot)
         _place(table, slot_key, slot, key)
-        _push_front(prev, next_, state, slot)
+        head, tail = _push_front(prev, next_, head, tail, slot)
+    state[USED], state[HEAD], state[TAIL] = used, head, tail

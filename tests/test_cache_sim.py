@@ -177,3 +177,12 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch, args, m
     assert main(["cache-sim", *args]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_the_summary_names_the_smallest_size_with_80_percent_hits(tmp_path, capsys):
+    # 10 keys, each requested 10 times in a row: LRU of one entry hits 90%, STATIC needs them all.
+    (tmp_path / "t.u64").write_bytes(np.repeat(np.arange(10, dtype="<u8"), 10).tobytes())
+    assert main(["cache-sim", str(tmp_path / "t.u64"), "--sizes", "1,4,16", "--policies", "lru,static"]) == 0
+    assert "80% hits from size lru 1, static 16" in capsys.readouterr().err
+    assert main(["cache-sim", str(tmp_path / "t.u64"), "--sizes", "1", "--policies", "static"]) == 0
+    assert "80% hits from size static -" in capsys.readouterr().err

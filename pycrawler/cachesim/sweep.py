@@ -62,6 +62,11 @@ class Row:
         return f"{self.policy},{self.size},{self.requests},{self.hits},{self.misses},{self.miss_rate:.6f}"
 
 
+def smallest_size_reaching(rows: Sequence[Row], policy: str, hit_ratio: float) -> int | None:
+    """The smallest simulated size at which ``policy`` hits at least ``hit_ratio`` of requests."""
+    return min((r.size for r in rows if r.policy == policy and r.hits >= hit_ratio * r.requests), default=None)
+
+
 def parse_policies(text: str) -> list[str]:
     """``lru,clock,...`` (or ``all``), in the order given, each once."""
     names = list(POLICIES) if text.strip().lower() == "all" else [p.strip().lower() for p in text.split(",")]

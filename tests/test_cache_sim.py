@@ -169,11 +169,13 @@ def test_command_writes_one_csv_row_per_policy_and_size_and_a_plot(tmp_path, cap
     (["t.txt", "--policies", "lfu"], "--policies"),
     (["empty.txt"], "no requests"),
     (["t.txt", "--csv", "nowhere/c.csv"], "not a directory"),
+    (["cut.gz"], "is damaged"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch, args, message):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "t.txt").write_text("http://a.example/\n")
     (tmp_path / "empty.txt").write_text("\n")
+    (tmp_path / "cut.gz").write_bytes(gzip.compress(b"http://a.example/\n" * 1000)[:40])
     assert main(["cache-sim", *args]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err

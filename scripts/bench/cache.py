@@ -17,13 +17,16 @@ The trace is the synthetic one of :mod:`pycrawler.cachesim.synthetic` (default m
   requests, from the keys in memory (dense ids, every pass); one run.
 - memory per entry: the cache's arrays over its capacity.
 
-Figures are medians over ``--rounds``; the last line is ``key=value`` figures.
+Rates are per second of wall time and per second of this process's CPU time (the loops are
+single-threaded, so on a machine shared with other work the CPU figure is the steadier one);
+figures are medians over ``--rounds``; the last line is ``key=value`` figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import statistics
 import sys
 import time
@@ -42,22 +45,30 @@ from pycrawler.seen.cache import ONLINE_POLICIES  # noqa: E402
 HASHES = {"xxh64": xxh64_urls, "md5": fingerprints64}
 
 
-def timed(work) -> float:
-    started = time.perf_counter()
+@dataclasses.dataclass
+class Rate:
+    """Items per second of wall time and of this process's CPU time."""
+
+    wall: float
+    cpu: float
+
+
+def timed(count: int, work) -> Rate:
+    wall, cpu = time.perf_counter(), time.process_time()
     work()
-    return time.perf_counter() - started
+    return Rate(count / (time.perf_counter() - wall), count / max(time.process_time() - cpu, 1e-9))
 
 
-def cache_rate(policy: str, keys: np.ndarray, size: int, batch: int) -> tuple[float, float]:
+def cache_rate(policy: str, keys: np.ndarray, size: int, batch: int) -> tuple[Rate, float]:
     """(requests/s, hit ratio) of one policy over ``keys`` from empty."""
     cache = ONLINE_POLICIES[policy](size)
     cache.access(keys[:batch])  # compiles (or loads) the kernel outside the timing
     cache = ONLINE_POLICIES[policy](size)
-    seconds = timed(lambda: [cache.access(keys[i:i + batch]) for i in range(0, len(keys), batch)])
-    return len(keys) / seconds, cache.hits / len(keys)
+    rate = timed(len(keys), lambda: [cache.access(keys[i:i + batch]) for i in range(0, len(keys), batch)])
+    return rate, cache.hits / len(keys)
 
 
-def python_lru_rate(keys: list[int], size: int) -> float:
+def python_lru_rate(keys: list[int], size: int) -> Rate:
     def run():
         cache = collections.OrderedDict()
         for key in keys:
@@ -68,31 +79,34 @@ def python_lru_rate(keys: list[int], size: int) -> float:
                     cache.popitem(last=False)
                 cache[key] = None
 
-    return len(keys) / timed(run)
+    return timed(len(keys), run)
 
 
-def python_set_rate(keys: list[int]) -> float:
+def python_set_rate(keys: list[int]) -> Rate:
     def run():
         seen = set()
         for key in keys:
             if key not in seen:
                 seen.add(key)
 
-    return len(keys) / timed(run)
+    return timed(len(keys), run)
 
 
-def url_rate(policy: str, urls: list[str], hash_name: str, size: int, batch: int) -> float:
+def url_rate(policy: str, urls: list[str], hash_name: str, size: int, batch: int) -> Rate:
     """URLs/s of hashing each batch, then one cache access per batch."""
     cache = ONLINE_POLICIES[policy](size)
     to_keys = HASHES[hash_name]
     cache.access(to_keys(urls[:batch]))
     cache = ONLINE_POLICIES[policy](size)
-    seconds = timed(lambda: [cache.access(to_keys(urls[i:i + batch])) for i in range(0, len(urls), batch)])
-    return len(urls) / seconds
+    return timed(len(urls), lambda: [cache.access(to_keys(urls[i:i + batch])) for i in range(0, len(urls), batch)])
 
 
 def fmt(rate: float) -> str:
     return f"{rate / 1e6:.2f}M/s"
+
+
+def fmt_both(rate: Rate) -> str:
+    return f"{fmt(rate.wall)} ({fmt(rate.cpu)} CPU)"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,44 +127,50 @@ def main(argv: list[str] | None = None) -> int:
     python_keys = trace_keys[:args.python_requests].tolist()
     print(f"trace: synthetic, {args.requests:,} requests; cache {args.size:,} entries; batches of {args.batch:,}")
 
-    rates = collections.defaultdict(list)
+    rates: dict[str, list[Rate]] = collections.defaultdict(list)
+    hit_ratios = {}
     for round_number in range(1, args.rounds + 1):
         for policy in ONLINE_POLICIES:
-            rate, hit_ratio = cache_rate(policy, trace_keys, args.size, args.batch)
+            rate, hit_ratios[policy] = cache_rate(policy, trace_keys, args.size, args.batch)
             rates[policy].append(rate)
-            rates[f"{policy}_hits"].append(hit_ratio)
             for hash_name in HASHES:
                 rates[f"{policy}_{hash_name}"].append(url_rate(policy, urls, hash_name, args.size, args.batch))
         rates["python_lru"].append(python_lru_rate(python_keys, args.size))
         rates["python_set"].append(python_set_rate(python_keys))
-        print(f"round {round_number}: " + ", ".join(f"{name} {fmt(values[-1])}" for name, values in rates.items()
-                                                     if not name.endswith("_hits")), flush=True)
-    median = {name: statistics.median(values) for name, values in rates.items()}
+        print(f"round {round_number}: " + ", ".join(f"{name} {fmt_both(values[-1])}" for name, values in rates.items()),
+              flush=True)
+    median = {name: Rate(statistics.median(r.wall for r in values), statistics.median(r.cpu for r in values))
+              for name, values in rates.items()}
+    bytes_per_entry = {policy: ONLINE_POLICIES[policy](args.size).bytes_per_entry for policy in ONLINE_POLICIES}
     for policy in ONLINE_POLICIES:
-        cache = ONLINE_POLICIES[policy](args.size)
-        median[f"{policy}_bytes_per_entry"] = cache.bytes_per_entry
-        print(f"{policy:6}: {fmt(median[policy])} keys ({median[f'{policy}_hits']:.1%} hits), "
-              f"{fmt(median[f'{policy}_xxh64'])} URLs with XXH64, {fmt(median[f'{policy}_md5'])} with MD5; "
-              f"{cache.bytes_per_entry:.1f} bytes/entry; {median[policy] / median['python_lru']:.0f}x Python's LRU")
-    print(f"python: OrderedDict LRU {fmt(median['python_lru'])}, set {fmt(median['python_set'])}")
+        print(f"{policy:6}: {fmt_both(median[policy])} keys ({hit_ratios[policy]:.1%} hits), "
+              f"{fmt_both(median[f'{policy}_xxh64'])} URLs with XXH64, {fmt_both(median[f'{policy}_md5'])} with MD5; "
+              f"{bytes_per_entry[policy]:.1f} bytes/entry; "
+              f"{median[policy].cpu / median['python_lru'].cpu:.0f}x Python's LRU per CPU second")
+    print(f"python: OrderedDict LRU {fmt_both(median['python_lru'])}, set {fmt_both(median['python_set'])}")
 
-    sweep_s = None
+    sweep_s = sweep_cpu_s = None
     if args.sweep_requests:
         sweep_keys = keys[:args.sweep_requests]
         sizes = parse_sizes(args.sweep_sizes)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         trace = Trace.of(sweep_keys)
         rows = sweep(trace, POLICIES, sizes)
-        sweep_s = time.perf_counter() - started
+        sweep_s, sweep_cpu_s = time.perf_counter() - started, time.process_time() - cpu
         print(f"sweep: {len(POLICIES)} policies x {len(sizes)} sizes over {len(sweep_keys):,} requests "
-              f"({trace.distinct:,} distinct) in {sweep_s:.1f} s ({len(rows)} rows)")
+              f"({trace.distinct:,} distinct) in {sweep_s:.1f} s ({sweep_cpu_s:.1f} CPU s; {len(rows)} rows)")
 
-    figures = {f"{p}_per_s": round(median[p]) for p in ONLINE_POLICIES}
-    figures |= {f"{p}_urls_xxh64_per_s": round(median[f"{p}_xxh64"]) for p in ONLINE_POLICIES}
-    figures |= {f"{p}_urls_md5_per_s": round(median[f"{p}_md5"]) for p in ONLINE_POLICIES}
-    figures |= {"python_lru_per_s": round(median["python_lru"]), "python_set_per_s": round(median["python_set"])}
-    figures |= {f"{p}_bytes_per_entry": round(median[f"{p}_bytes_per_entry"], 1) for p in ONLINE_POLICIES}
+    figures = {}
+    for name in ("clock", "lru", "random", "python_lru", "python_set"):
+        figures |= {f"{name}_per_s": round(median[name].wall), f"{name}_per_cpu_s": round(median[name].cpu)}
+    for policy in ONLINE_POLICIES:
+        for hash_name in HASHES:
+            rate = median[f"{policy}_{hash_name}"]
+            figures |= {f"{policy}_urls_{hash_name}_per_s": round(rate.wall),
+                        f"{policy}_urls_{hash_name}_per_cpu_s": round(rate.cpu)}
+    figures |= {f"{p}_bytes_per_entry": round(b, 1) for p, b in bytes_per_entry.items()}
     figures["sweep_s"] = round(sweep_s, 1) if sweep_s is not None else "NA"
+    figures["sweep_cpu_s"] = round(sweep_cpu_s, 1) if sweep_cpu_s is not None else "NA"
     print(" ".join(f"{k}={v}" for k, v in figures.items()))
     return 0
 

@@ -180,3 +180,42 @@ def test_drum_behind_the_cache_keeps_first_occurrences_unique(tmp_path):
     assert sorted(heard, key=str) == sorted([(1, "a again", False), (1, "a", True), (2, "b", True), (2, None, False),
                                              (3, None, True), (9, "g", True), (10, "h", True), (11, "i", True),
                                              (12, "j", True), (13, "k", True), (1, "l", False)], key=str)
+
+
+PYTHON_MODE = """
+import json, sys
+import numpy as np
+from pycrawler.seen.cache import ClockCache, LruCache, RandomCache
+out = []
+for seed in range(12):
+    rng = np.random.default_rng(seed)
+    trace = (rng.zipf(1.2, 1500) % 400 << (seed % 3) * 20).astype(np.uint64)
+    for cls in (ClockCache, LruCache, RandomCache):
+        cache = cls(int(rng.integers(1, 120)))
+        out.append([cache.capacity, np.flatnonzero(cache.access(trace)).tolist()])
+print(json.dumps({"numba": "numba" in sys.modules, "runs": out}))
+"""
+
+
+def test_small_batches_run_without_numba_and_agree_with_the_compiled_loops():
+    """A crawl's batches (here 1,500 keys) run as plain Python, numba never imported; the same
+    traces through the compiled kernels give the same hits."""
+    import json
+    import subprocess
+    import sys
+
+    from pycrawler.lazy_jit import compiled
+    from pycrawler.seen import cache_kernel
+
+    done = subprocess.run([sys.executable, "-c", PYTHON_MODE], capture_output=True, text=True, check=True)
+    python_mode = json.loads(done.stdout)
+    assert python_mode["numba"] is False
+    compiled(cache_kernel)
+    runs = iter(python_mode["runs"])
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        trace = (rng.zipf(1.2, 1500) % 400 << (seed % 3) * 20).astype(np.uint64)
+        for cls in (ClockCache, LruCache, RandomCache):
+            capacity, hits = next(runs)
+            assert capacity == int(rng.integers(1, 120))
+            assert np.flatnonzero(cls(capacity).access(trace)).tolist() == hits

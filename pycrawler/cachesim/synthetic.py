@@ -25,7 +25,10 @@ import dataclasses
 import numba
 import numpy as np
 
-from ..seen.cache_kernel import mix
+from ..lazy_jit import compiled
+from ..seen import cache_kernel
+
+mix = compiled(cache_kernel).mix
 
 
 @dataclasses.dataclass(frozen=True)

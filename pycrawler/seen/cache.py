@@ -11,7 +11,10 @@ with less bookkeeping. The three online policies here are those:
 
 One operation matters, :meth:`UrlCache.access`: for a batch of keys, which are cached
 (hits); every miss is then learnt, evicting by the policy when the cache is full. The loops
-are compiled (:mod:`.cache_kernel`), one call per batch. Hit and miss counts are exact.
+(:mod:`.cache_kernel`) run one call per batch: compiled by numba from the first batch of
+:data:`COMPILED_BATCH` keys on, plain Python before that, so a crawl handing the cache a few
+hundred keys per flush does not load numba (~100 MB, seconds) for them. Hit and miss counts
+are exact.
 :class:`pycrawler.seen.cached.CachedVisited` puts a cache in front of a Visited table; the
 offline policies (STATIC, MIN, INFINITE) exist only in the simulator
 (:mod:`pycrawler.cachesim`), since they need the whole trace.
@@ -24,8 +27,19 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from ..errors import BadInput
+from ..lazy_jit import compiled, wrapping
 from . import cache_kernel as kernel
 from .protocol import as_keys
+
+COMPILED_BATCH = 1 << 12
+"""Batches of at least this many keys load numba and compile the kernels (for good: later
+batches of any size run compiled too). Plain Python takes ~10-30 us a key, so below this a
+batch costs at most ~0.1 s, while loading numba costs ~2 s and ~100 MB once."""
+
+
+def _kernels_for(batch: int):
+    """The kernel module, compiled first when ``batch`` is large enough to be worth it."""
+    return compiled(kernel) if batch >= COMPILED_BATCH else kernel
 
 def table_cells(capacity: int) -> int:
     """Hash-table cells for ``capacity`` keys: the power of two at least twice as large."""
@@ -52,21 +66,23 @@ class UrlCache(ABC):
         keys = as_keys(keys)
         hit = np.empty(len(keys), dtype=np.bool_)
         if len(keys):
-            self._access(keys, hit)
+            with wrapping():
+                self._access(_kernels_for(len(keys)), keys, hit)
         found = int(np.count_nonzero(hit))
         self.hits += found
         self.misses += len(keys) - found
         return hit
 
     @abstractmethod
-    def _access(self, keys: np.ndarray, hit: np.ndarray) -> None:
-        """The policy's compiled loop over one batch."""
+    def _access(self, kernels, keys: np.ndarray, hit: np.ndarray) -> None:
+        """The policy's loop (from module ``kernels``) over one batch."""
 
     def contains(self, keys) -> np.ndarray:
         """Check only: True where cached. Changes nothing, recency and counts included."""
         keys = as_keys(keys)
         hit = np.empty(len(keys), dtype=np.bool_)
-        kernel.contains_kernel(self.table, self.slot_key, keys, hit)
+        with wrapping():
+            _kernels_for(len(keys)).contains_kernel(self.table, self.slot_key, keys, hit)
         return hit
 
     def __len__(self) -> int:
@@ -95,8 +111,8 @@ class ClockCache(UrlCache):
         super().__init__(capacity)
         self.mark = np.zeros(capacity, dtype=np.uint8)
 
-    def _access(self, keys, hit):
-        kernel.clock_kernel(self.table, self.slot_key, self.mark, self.state, keys, hit)
+    def _access(self, kernels, keys, hit):
+        kernels.clock_kernel(self.table, self.slot_key, self.mark, self.state, keys, hit)
 
 
 class LruCache(UrlCache):
@@ -110,8 +126,8 @@ class LruCache(UrlCache):
         self.next = np.full(capacity, kernel.EMPTY, dtype=np.int32)
         self.state[kernel.HEAD] = self.state[kernel.TAIL] = kernel.EMPTY
 
-    def _access(self, keys, hit):
-        kernel.lru_kernel(self.table, self.slot_key, self.prev, self.next, self.state, keys, hit)
+    def _access(self, kernels, keys, hit):
+        kernels.lru_kernel(self.table, self.slot_key, self.prev, self.next, self.state, keys, hit)
 
 
 class RandomCache(UrlCache):
@@ -123,8 +139,8 @@ class RandomCache(UrlCache):
         super().__init__(capacity)
         self.state[kernel.RNG] = np.uint64(seed or 1).view(np.int64)  # xorshift needs a non-zero state
 
-    def _access(self, keys, hit):
-        kernel.random_kernel(self.table, self.slot_key, self.state, keys, hit)
+    def _access(self, kernels, keys, hit):
+        kernels.random_kernel(self.table, self.slot_key, self.state, keys, hit)
 
 
 ONLINE_POLICIES: dict[str, type[UrlCache]] = {cls.policy: cls for cls in (ClockCache, LruCache, RandomCache)}

@@ -1,4 +1,5 @@
-"""Compiled loops of the URL caches (:mod:`pycrawler.seen.cache`): one call per batch of keys.
+"""The loops of the URL caches (:mod:`pycrawler.seen.cache`): one call per batch of keys,
+compiled by numba for large batches and plain Python for small ones (:mod:`pycrawler.lazy_jit`).
 
 Every cache is a hash table over slots. ``slot_key[s]`` is the key held in slot ``s`` (of
 ``capacity``); ``table`` (a power of two, at least twice the capacity, so probes stay short)
@@ -16,14 +17,16 @@ Each policy adds its bookkeeping per slot:
 - LRU: a doubly linked list through ``prev``/``next`` (int32), most recent at ``state[HEAD]``;
 - RANDOM: a victim drawn by xorshift64* from ``state[RNG]``, so a seeded cache replays.
 
-``state`` is an int64 array: slots used, hand or head, tail, RNG state. The access kernels do a check and, on a miss, an insert ("the cache learns the key"); ``hit[i]``
-tells which keys were found.
+``state`` is an int64 array: slots used, hand or head, tail, RNG state. The access kernels
+do a check and, on a miss, an insert ("the cache learns the key"); ``hit[i]`` tells which keys
+were found.
 """
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from ..lazy_jit import kernel
 
 USED, HAND, TAIL, RNG = range(4)
 HEAD = HAND  # LRU keeps its list head where CLOCK keeps its hand
@@ -36,7 +39,7 @@ _LOW = np.uint64(0xFFFFFFFF)
 _SHIFT = np.uint64(32)
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(cache=True, inline="always")
 def mix(key):
     """splitmix64's finaliser: spreads any keys (counters included) over the table."""
     x = key + np.uint64(0x9E3779B97F4A7C15)
@@ -45,18 +48,18 @@ def mix(key):
     return x ^ (x >> np.uint64(31))
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(cache=True, inline="always")
 def _hash32(key):
     return mix(key) & _LOW
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(cache=True, inline="always")
 def slot_in(entry):
     """The slot number a (non-free) table cell holds."""
     return np.int64(entry & _LOW)
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(cache=True, inline="always")
 def find(table, slot_key, key):
     """The table cell holding ``key``, or -1 - (the empty cell where it would go)."""
     mask = table.shape[0] - 1
@@ -71,7 +74,7 @@ def find(table, slot_key, key):
         cell = (cell + 1) & mask
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(cache=True, inline="always")
 def _remove(table, slot_key, slot):
     """Take the key held in ``slot`` out of the table (backward-shift deletion)."""
     mask = table.shape[0] - 1
@@ -91,7 +94,7 @@ def _remove(table, slot_key, slot):
     table[hole] = FREE
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(cache=True, inline="always")
 def _place(table, slot_key, slot, key):
     """Put ``key`` (not in the table) into ``slot``, whose previous key has been removed; the
     cell is looked up again because that removal may have shifted the run."""
@@ -99,14 +102,14 @@ def _place(table, slot_key, slot, key):
     table[-1 - find(table, slot_key, key)] = (_hash32(key) << _SHIFT) | np.uint64(slot)
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def contains_kernel(table, slot_key, keys, hit):
     """Check only: ``hit[i]`` where ``keys[i]`` is cached. No state changes."""
     for i in range(keys.shape[0]):
         hit[i] = find(table, slot_key, keys[i]) >= 0
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def clock_kernel(table, slot_key, mark, state, keys, hit):
     # The state lives in locals during the loop: stores into the other arrays could alias it.
     capacity = slot_key.shape[0]
@@ -134,7 +137,7 @@ def clock_kernel(table, slot_key, mark, state, keys, hit):
     state[USED], state[HAND] = used, hand
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(cache=True, inline="always")
 def _xorshift(state):
     """xorshift64*: the next pseudo-random uint64 from ``state[RNG]``."""
     x = np.uint64(state[RNG])
@@ -145,7 +148,7 @@ def _xorshift(state):
     return x * np.uint64(0x2545F4914F6CDD1D)
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def random_kernel(table, slot_key, state, keys, hit):
     capacity = slot_key.shape[0]
     used = state[USED]
@@ -165,7 +168,7 @@ def random_kernel(table, slot_key, state, keys, hit):
     state[USED] = used
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(cache=True, inline="always")
 def _push_front(prev, next_, head, tail, slot):
     """Link ``slot`` (unlinked) in as the most recent; the new (head, tail)."""
     prev[slot] = EMPTY
@@ -177,7 +180,7 @@ def _push_front(prev, next_, head, tail, slot):
     return slot, tail
 
 
-@numba.njit(cache=True)
+@kernel(cache=True)
 def lru_kernel(table, slot_key, prev, next_, state, keys, hit):
     capacity = slot_key.shape[0]
     used, head, tail = state[USED], state[HEAD], state[TAIL]

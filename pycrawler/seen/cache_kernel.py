@@ -102,6 +102,15 @@ def _place(table, slot_key, slot, key):
     table[-1 - find(table, slot_key, key)] = (_hash32(key) << _SHIFT) | np.uint64(slot)
 
 
+@kernel(cache=True, inline="always")
+def _fresh_slot(used, capacity):
+    """A slot never used yet and the new count of used slots, or (EMPTY, used) when the cache
+    is full and the policy must pick a victim."""
+    if used < capacity:
+        return used, used + 1
+    return np.int64(EMPTY), used
+
+
 @kernel(cache=True)
 def contains_kernel(table, slot_key, keys, hit):
     """Check only: ``hit[i]`` where ``keys[i]`` is cached. No state changes."""
@@ -122,10 +131,8 @@ def clock_kernel(table, slot_key, mark, state, keys, hit):
             hit[i] = True
             continue
         hit[i] = False
-        if used < capacity:
-            slot = used
-            used += 1
-        else:
+        slot, used = _fresh_slot(used, capacity)
+        if slot == EMPTY:
             while mark[hand]:
                 mark[hand] = 0
                 hand = hand + 1 if hand + 1 < capacity else 0
@@ -158,10 +165,8 @@ def random_kernel(table, slot_key, state, keys, hit):
             hit[i] = True
             continue
         hit[i] = False
-        if used < capacity:
-            slot = used
-            used += 1
-        else:
+        slot, used = _fresh_slot(used, capacity)
+        if slot == EMPTY:
             slot = np.int64(((_xorshift(state) >> np.uint64(32)) * np.uint64(capacity)) >> np.uint64(32))
             _remove(table, slot_key, slot)
         _place(table, slot_key, slot, key)
@@ -200,10 +205,8 @@ def lru_kernel(table, slot_key, prev, next_, state, keys, hit):
                 head, tail = _push_front(prev, next_, head, tail, slot)
             continue
         hit[i] = False
-        if used < capacity:
-            slot = used
-            used += 1
-        else:  # the least recent goes
+        slot, used = _fresh_slot(used, capacity)
+        if slot == EMPTY:  # the least recent goes
             slot = tail
             tail = prev[slot]
             if tail != EMPTY:

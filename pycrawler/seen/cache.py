@@ -31,10 +31,11 @@ from ..lazy_jit import compiled, wrapping
 from . import cache_kernel as kernel
 from .protocol import as_keys
 
-COMPILED_BATCH = 1 << 12
+COMPILED_BATCH = 1 << 16
 """Batches of at least this many keys load numba and compile the kernels (for good: later
-batches of any size run compiled too). Plain Python takes ~10-30 us a key, so below this a
-batch costs at most ~0.1 s, while loading numba costs ~2 s and ~100 MB once."""
+batches of any size run compiled too). Plain Python takes ~10-30 us a key, so a batch this
+large costs about what loading numba does once (~2 s, plus ~110 MB): below it, plain Python
+wins. A crawl's largest batches, the links of an index page of ~10,000 URLs, stay below."""
 
 
 def _kernels_for(batch: int):

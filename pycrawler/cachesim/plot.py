@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..errors import SetupError
 from .sweep import Row
 
 STYLES = {"lru": ("tab:blue", "-", "o"), "clock": ("tab:orange", "--", "s"), "random": ("tab:green", "-.", "^"),
@@ -13,7 +14,10 @@ STYLES = {"lru": ("tab:blue", "-", "o"), "clock": ("tab:orange", "--", "s"), "ra
 
 def plot_curves(rows: Sequence[Row], path: str | Path, title: str) -> None:
     """Write a PNG of one curve per policy (miss rate in percent, sizes on a log2 axis)."""
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise SetupError("--plot needs matplotlib (pip install matplotlib, or pycrawler's bench extra)") from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -41,3 +41,14 @@ def test_a_bad_cache_spec_is_one_line_and_exit_2(tmp_path):
     assert done.stderr.strip() == ("pycrawler: --url-cache policy must be one of clock, lru, random "
                                    "(as POLICY:SIZE), not 'belady'")
     assert not (tmp_path / "state").exists()
+
+
+def test_the_progress_line_shows_the_cache_once_it_has_counts():
+    import io
+
+    from pycrawler.crawl.progress import Progress
+
+    progress = Progress(io.StringIO(), enabled=True)
+    assert "cache" not in progress.render(1.0)
+    progress.update(cache_hits=3_000, cache_misses=1_000)
+    assert progress.render(1.0).endswith("cache 3,000 hits 1,000 misses (75%)")

@@ -148,6 +148,7 @@ class CrawlConfig:
     concurrency: int = 32
     politeness: Politeness = dataclasses.field(default_factory=Politeness)
     seen: str | None = None               # exact | bloom | drum (None: the state's, else exact)
+    url_cache: str | None = None          # POLICY:SIZE of a URL cache in front of the seen table
     bloom_capacity: int = 10_000_000
     queue_policy: str | None = None       # host | heritrix-host | surt | domain | bkdr[:N] | bkdr-host:N
     canon: str | None = None              # safe | heritrix (None: the state's, else the seen key's)
@@ -179,6 +180,9 @@ class CrawlSummary:
     links: int = 0                        # outlinks extracted
     out_of_scope: int = 0                 # distinct links dropped by scope or the trap rule
     dupes_avoided: int = 0                # links not scheduled again because already seen
+    url_cache: str | None = None          # the --url-cache spec, if any
+    cache_hits: int = 0                   # seen lookups the URL cache answered (table operations saved)
+    cache_misses: int = 0                 # seen lookups that went through to the table
     enqueued: int = 0                     # new URLs put in the frontier
     records: int = 0
     pending: int = 0                      # URLs left in the frontier
@@ -205,7 +209,13 @@ class CrawlSummary:
             f" {self.out_of_scope:,} out of scope or traps",
             f"state:          {self.records:,} fetched records, {self.pending:,} URLs pending,"
             f" {self.store_bytes / 2**20:,.1f} MB of JE logs",
-        ]
+        ] + ([self.cache_line()] if self.url_cache else [])
+
+    def cache_line(self) -> str:
+        lookups = self.cache_hits + self.cache_misses
+        return (f"url cache:      {self.url_cache}: {self.cache_hits:,} hits"
+                f" ({self.cache_hits / max(lookups, 1):.1%}), {self.cache_misses:,} misses;"
+                f" {self.cache_hits:,} seen-table operations saved")
 
 
 @dataclasses.dataclass(slots=True)
@@ -253,9 +263,13 @@ class Crawler:
         if config.max_depth is not None and config.max_depth < 0:
             raise BadInput("--max-depth cannot be negative")
         self.seeds = seeds
+        self.url_cache = None
+        if config.url_cache:
+            from ..seen.cache import cache_from_spec
+            self.url_cache = cache_from_spec(config.url_cache)  # refuses a bad spec before anything opens
         self.scope = Scope.of(config.scope, seeds)
         self.path_rule = PathRepetitionRule()
-        self.summary = CrawlSummary()
+        self.summary = CrawlSummary(url_cache=config.url_cache)
         self._stopping = False
         self._finished: list[_Finished] = []
         self._in_process = 0
@@ -322,6 +336,9 @@ class Crawler:
                                config=je_config)
         try:
             self.visited = self._open_visited(self.env, state)
+            if self.url_cache is not None:
+                from ..seen.cached import cached
+                self.visited = cached(self.visited, self.url_cache)
             self.frontier = WorkQueueFrontier(self.env, self.visited, create=True, assignment=policy,
                                               seen_key=config.seen_key, canonicalizer=config.canon,
                                               politeness=config.politeness,
@@ -347,6 +364,8 @@ class Crawler:
         with contextlib.suppress(Exception):  # counts for the summary, read only
             self.summary.pending = len(self.frontier)
             self.summary.records = self.fetched.count()
+        if self.url_cache is not None:
+            self.summary.cache_hits, self.summary.cache_misses = self.url_cache.hits, self.url_cache.misses
         if self._failure is None:
             self._close_stores()
         self.summary.store_bytes = sum(f.stat().st_size for f in Path(self.config.state).glob("*.jdb"))
@@ -607,6 +626,8 @@ class Crawler:
                 stats = self.frontier.stats()["by_state"]
                 self.progress.update(queues_ready=stats["ready"]["queues"], queues_snoozed=stats["snoozed"]["queues"],
                                      pending=len(self.frontier), seen=self.summary.enqueued)
+                if self.url_cache is not None:
+                    self.progress.update(cache_hits=self.url_cache.hits, cache_misses=self.url_cache.misses)
 
     def _flush(self) -> None:
         """Flush the outputs, then schedule the finished pages' links, write their records and

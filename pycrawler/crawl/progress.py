@@ -1,4 +1,5 @@
-"""The live progress line: pages/s, bytes/s, queues ready/snoozed, URLs pending/seen, errors.
+"""The live progress line: pages/s, bytes/s, queues ready/snoozed, URLs pending/seen, errors,
+and with a URL cache its hits and misses (each hit a seen-table operation saved).
 
 Plain text rewritten in place with a carriage return, at most once per ``interval`` seconds;
 silent unless the stream is a terminal (a crawl piped to a file or run by CI prints nothing
@@ -36,6 +37,11 @@ class Snapshot:
     queues_snoozed: int = 0
     pending: int = 0
     seen: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+
+
+GAUGES = ("queues_ready", "queues_snoozed", "pending", "seen", "cache_hits", "cache_misses")
 
 
 class Progress:
@@ -60,9 +66,10 @@ class Progress:
             self.now.bytes += size
 
     def update(self, **gauges: int) -> None:
-        """Set gauges: ``queues_ready``, ``queues_snoozed``, ``pending``, ``seen``."""
+        """Set gauges: ``queues_ready``, ``queues_snoozed``, ``pending``, ``seen``, ``cache_hits``,
+        ``cache_misses``."""
         for name, value in gauges.items():
-            if name not in ("queues_ready", "queues_snoozed", "pending", "seen"):
+            if name not in GAUGES:
                 raise TypeError(f"unknown progress gauge {name!r}")
             setattr(self.now, name, value)
 
@@ -71,11 +78,14 @@ class Progress:
         base = previous or Snapshot()
         seconds = max(elapsed, 1e-9)
         n = self.now
+        lookups = n.cache_hits + n.cache_misses
+        cache = (f"  cache {n.cache_hits:,} hits {n.cache_misses:,} misses ({n.cache_hits / lookups:.0%})"
+                 if lookups else "")
         return (f"{(n.pages - base.pages) / seconds:,.0f} pages/s  "
                 f"{human_bytes((n.bytes - base.bytes) / seconds)}/s  "
                 f"queues {n.queues_ready:,} ready {n.queues_snoozed:,} snoozed  "
                 f"URLs {n.pending:,} pending {n.seen:,} seen  "
-                f"{n.pages:,} pages {human_bytes(n.bytes)}  {n.errors:,} errors")
+                f"{n.pages:,} pages {human_bytes(n.bytes)}  {n.errors:,} errors{cache}")
 
     def tick(self) -> None:
         """Redraw the line if ``interval`` has passed since the last one (cheap to call often)."""

@@ -79,7 +79,6 @@ from ..keys.canon import Canonicalizer, get_canonicalizer
 from ..keys.schemes import DEFAULT_SEEN_KEY, SeenKeyScheme, get_seen_key_scheme
 from ..keys.urls import packed_utf8
 from ..records.crawl_url import CrawlUrl, _read_string, decode, encode
-from ..seen.exact import ExactVisited
 from ..seen.protocol import SynchronousVisited, Visited
 from ..store import Environment
 from ..store.java_errors import je_errors
@@ -488,7 +487,7 @@ class WorkQueueFrontier(TodoFrontier):
                 # An exact set in this environment is updated in the enqueue's transaction: a
                 # crash between the two would otherwise leave URLs seen but never enqueued.
                 with self.env.begin() as txn:
-                    if isinstance(self.visited, ExactVisited) and self.visited.db.env is self.env:
+                    if self.visited.joins_transactions_of(self.env):
                         unique = self.visited.add_many(seen_keys, txn=txn)
                     else:
                         unique = self.visited.add_many(seen_keys)

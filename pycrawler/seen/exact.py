@@ -57,6 +57,9 @@ class ExactVisited(SynchronousVisited):
     def contains_many(self, keys) -> np.ndarray:
         return self._per_batch(self.db.contains_many, keys)
 
+    def joins_transactions_of(self, env) -> bool:
+        return self.db.env is env
+
     def __len__(self) -> int:
         return self.db.count()
 

@@ -117,6 +117,11 @@ class Visited(ABC):
     def contains_urls(self, urls: Sequence[str]) -> np.ndarray:
         return self.contains_many(fingerprints64(urls))
 
+    def joins_transactions_of(self, env) -> bool:
+        """Whether :meth:`add_many` takes a ``txn`` of JE environment ``env`` (an exact set in
+        it does), so a caller can commit the table's updates with its own writes."""
+        return False
+
     # -- life cycle --------------------------------------------------------------------------
     @abstractmethod
     def close(self) -> None:

@@ -1,0 +1,199 @@
+"""Miss counts of six cache policies at many sizes over one trace (Broder, Najork and Wiener's
+study): exact counts, every policy starting empty.
+
+========== ============================================================================
+policy     how its counts are found
+========== ============================================================================
+lru        Mattson's stack distances, one pass for every size
+           (:func:`.offline_kernel.lru_stack_distances`)
+clock      the crawl's own :class:`~pycrawler.seen.cache.ClockCache`, one pass per size
+random     the crawl's own :class:`~pycrawler.seen.cache.RandomCache` (seed 1), one pass per size
+static     the k most requested keys of the trace itself (a first pass), fixed; a key's first
+           request is still a miss (a URL-seen cache may not answer "seen" for a URL the
+           table has never had), every later request of those k keys a hit; all sizes from
+           one ranking
+min        Belady's clairvoyant policy from next-use times of a backward pass, one pass per
+           size; the variant that may decline to cache the requested key, which makes it a
+           lower bound of all five others (:func:`.offline_kernel.min_misses`)
+infinite   no eviction: misses are the distinct keys, at every size
+========== ============================================================================
+
+At a size holding every distinct key no policy evicts, so the online and MIN passes are
+skipped there: every policy misses exactly the distinct keys.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+
+import numpy as np
+
+from ..errors import BadInput
+from ..seen.cache import ClockCache, RandomCache, UrlCache, parse_size
+from . import offline_kernel as kernel
+
+POLICIES = ("lru", "clock", "random", "static", "min", "infinite")
+CSV_HEADER = "policy,size,requests,hits,misses,miss_rate"
+CHUNK = 1 << 20
+"""Requests per compiled call; progress advances between calls."""
+
+Advance = Callable[[int], None]
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """One policy at one size over the whole trace."""
+
+    policy: str
+    size: int
+    requests: int
+    misses: int
+
+    @property
+    def hits(self) -> int:
+        return self.requests - self.misses
+
+    @property
+    def miss_rate(self) -> float:
+        return self.misses / self.requests if self.requests else 0.0
+
+    def csv(self) -> str:
+        return f"{self.policy},{self.size},{self.requests},{self.hits},{self.misses},{self.miss_rate:.6f}"
+
+
+def smallest_size_reaching(rows: Sequence[Row], policy: str, hit_ratio: float) -> int | None:
+    """The smallest simulated size at which ``policy`` hits at least ``hit_ratio`` of requests."""
+    return min((r.size for r in rows if r.policy == policy and r.hits >= hit_ratio * r.requests), default=None)
+
+
+def parse_policies(text: str) -> list[str]:
+    """``lru,clock,...`` (or ``all``), in the order given, each once."""
+    names = list(POLICIES) if text.strip().lower() == "all" else [p.strip().lower() for p in text.split(",")]
+    unknown = [p for p in names if p not in POLICIES]
+    if unknown or not names:
+        raise BadInput(f"--policies are among {','.join(POLICIES)} (or all), not {','.join(unknown) or text!r}")
+    return list(dict.fromkeys(names))
+
+
+def parse_sizes(text: str) -> list[int]:
+    """Sizes as a comma list of counts (``50000``, ``64k``, ``2^16``) and ranges of powers,
+    ``2^0..2^25`` (every power of the base from the first exponent to the last); ascending."""
+    sizes: set[int] = set()
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        low, dots, high = item.partition("..")
+        if not dots:
+            sizes.add(parse_size(item))
+            continue
+        try:
+            (base, first), (base_high, last) = (map(int, end.split("^")) for end in (low, high))
+        except ValueError:
+            raise BadInput(f"a size range is written 2^0..2^25, not {item!r}") from None
+        if base != base_high or base < 2 or first > last:
+            raise BadInput(f"a size range runs over powers of one base, low to high, not {item!r}")
+        sizes.update(base**e for e in range(first, last + 1))
+    if not sizes or min(sizes) < 1:
+        raise BadInput(f"--sizes must name cache sizes of at least 1, not {text!r}")
+    return sorted(sizes)
+
+
+@dataclasses.dataclass
+class Trace:
+    """A trace as dense ids (0 .. distinct-1, in key order) with each id's request count."""
+
+    ids: np.ndarray
+    counts: np.ndarray
+    keys: np.ndarray
+
+    @classmethod
+    def of(cls, keys: np.ndarray) -> "Trace":
+        unique, ids, counts = np.unique(keys, return_inverse=True, return_counts=True)
+        dtype = np.int32 if len(unique) < 2**31 else np.int64
+        return cls(ids.astype(dtype, copy=False), counts, keys)
+
+    @property
+    def requests(self) -> int:
+        return len(self.ids)
+
+    @property
+    def distinct(self) -> int:
+        return len(self.counts)
+
+
+def _chunked(n: int, run: Callable[[int, int], None], advance: Advance) -> None:
+    for start in range(0, n, CHUNK):
+        stop = min(n, start + CHUNK)
+        run(start, stop)
+        advance(stop - start)
+
+
+def lru_misses(trace: Trace, sizes: Sequence[int], advance: Advance) -> list[int]:
+    n = trace.requests
+    histogram = np.zeros(trace.distinct + 2, dtype=np.int64)
+    last = np.full(trace.distinct, -1, dtype=np.int64)
+    tree = np.zeros(n + 1, dtype=np.int32 if n < 2**31 else np.int64)
+    _chunked(n, lambda a, b: kernel.lru_stack_distances(trace.ids, last, tree, histogram, a, b), advance)
+    hits_within = np.cumsum(histogram)
+    return [n - int(hits_within[min(k, trace.distinct)]) for k in sizes]
+
+
+def static_misses(trace: Trace, sizes: Sequence[int]) -> list[int]:
+    repeats = np.sort(trace.counts - 1)[::-1]  # later requests of each key, most requested first
+    hits_within = np.concatenate(([0], np.cumsum(repeats)))
+    return [trace.requests - int(hits_within[min(k, trace.distinct)]) for k in sizes]
+
+
+def online_misses(make: Callable[[int], UrlCache], trace: Trace, size: int, advance: Advance) -> int:
+    cache = make(size)
+    _chunked(trace.requests, lambda a, b: cache.access(trace.keys[a:b]), advance)
+    return cache.misses
+
+
+def min_misses(trace: Trace, uses: np.ndarray, size: int, advance: Advance) -> int:
+    cached_use = np.full(trace.distinct, -1, dtype=np.int64)
+    heap = np.empty(2 * size + 1025, dtype=np.int64)
+    meta = np.zeros(2, dtype=np.int64)
+    misses = 0
+
+    def run(start, stop):
+        nonlocal misses
+        misses += kernel.min_misses(trace.ids, uses, size, cached_use, heap, meta, start, stop)
+
+    _chunked(trace.requests, run, advance)
+    return misses
+
+
+ONLINE = {"clock": ClockCache, "random": RandomCache}
+
+
+def passes(policies: Iterable[str], sizes: Sequence[int], distinct: int) -> int:
+    """How many passes over the trace :func:`sweep` makes (for a progress bar's total)."""
+    evicting = sum(1 for k in sizes if k < distinct)
+    return sum({"lru": 1, "clock": evicting, "random": evicting, "min": evicting}.get(p, 0) for p in policies)
+
+
+def sweep(trace: Trace, policies: Sequence[str], sizes: Sequence[int], advance: Advance = lambda n: None) -> list[Row]:
+    """One :class:`Row` per policy and size, policies in the order given, sizes ascending.
+    ``advance(n)`` is called as each n requests of a pass are done."""
+    n, distinct = trace.requests, trace.distinct
+    sizes = sorted(sizes)
+    uses = kernel.next_uses(trace.ids, distinct) if "min" in policies else None
+    rows = []
+    for policy in policies:
+        if policy == "lru":
+            misses = lru_misses(trace, sizes, advance)
+        elif policy == "static":
+            misses = static_misses(trace, sizes)
+        elif policy == "infinite":
+            misses = [distinct] * len(sizes)
+        else:
+            def one(size: int) -> int:
+                if size >= distinct:
+                    return distinct
+                if policy == "min":
+                    return min_misses(trace, uses, size, advance)
+                return online_misses(ONLINE[policy], trace, size, advance)
+
+            misses = [one(k) for k in sizes]
+        rows += [Row(policy, k, n, m) for k, m in zip(sizes, misses)]
+    return rows

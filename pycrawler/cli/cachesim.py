@@ -1,0 +1,69 @@
+"""``pycrawler cache-sim TRACE``: miss rates of URL-cache policies at many sizes over a trace."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import BadInput
+
+DEFAULT_SIZES = "2^0..2^25"
+TARGET_HITS = 0.8
+"""The paper's aim (misses under 20%): the summary names the smallest size reaching it."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("cache-sim", help="simulate URL caches over a trace: miss rate per policy and size",
+                       description=__doc__.splitlines()[0])
+    p.add_argument("trace", type=Path, metavar="TRACE",
+                   help="URLs one per line (crawl --trace; gzip accepted) or raw little-endian 64-bit keys (.u64)")
+    p.add_argument("--format", choices=("urls", "u64"),
+                   help="how to read TRACE (default: u64 for names ending .u64 or .u64.gz, else urls)")
+    p.add_argument("--policies", default="lru,clock,random,static,min,infinite", metavar="LIST",
+                   help="comma list of lru, clock, random, static, min, infinite, or all (default: all six)")
+    p.add_argument("--sizes", default=DEFAULT_SIZES, metavar="LIST",
+                   help=f"cache sizes: counts (50000, 64k, 2^16) and ranges of powers (default {DEFAULT_SIZES})")
+    p.add_argument("--csv", type=Path, metavar="FILE",
+                   help="write policy,size,requests,hits,misses,miss_rate rows to FILE (default: stdout)")
+    p.add_argument("--plot", type=Path, metavar="PNG", help="draw the miss-rate curves into PNG")
+    p.add_argument("--title", help="the plot's title (default: the trace's name and size)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="show a progress bar on stderr (default: when stderr is a terminal)")
+    p.set_defaults(run=run_cache_sim)
+
+
+def run_cache_sim(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from ..cachesim.sweep import (CSV_HEADER, Trace, parse_policies, parse_sizes, passes, smallest_size_reaching,
+                                  sweep)
+    from ..cachesim.trace import read_trace
+
+    policies, sizes = parse_policies(args.policies), parse_sizes(args.sizes)
+    for target in (args.csv, args.plot):
+        if target is not None and not target.parent.is_dir():
+            raise BadInput(f"{target.parent} is not a directory")
+    keys = read_trace(args.trace, args.format)
+    if not len(keys):
+        raise BadInput(f"trace {args.trace} holds no requests")
+    trace = Trace.of(keys)
+    total = passes(policies, sizes, trace.distinct) * trace.requests
+    with tqdm(total=total, unit="req", unit_scale=True, desc="cache-sim", file=sys.stderr,
+              disable=not args.progress if args.progress is not None else None) as bar:
+        rows = sweep(trace, policies, sizes, bar.update)
+    lines = [CSV_HEADER] + [row.csv() for row in rows]
+    if args.csv is not None:
+        args.csv.write_text("\n".join(lines) + "\n")
+    else:
+        print("\n".join(lines))
+    if args.plot is not None:
+        from ..cachesim.plot import plot_curves
+
+        title = args.title or f"{args.trace.name}: {trace.requests:,} requests, {trace.distinct:,} distinct"
+        plot_curves(rows, args.plot, title)
+    print(f"cache-sim: {trace.requests:,} requests, {trace.distinct:,} distinct keys", file=sys.stderr)
+    reaching = {p: smallest_size_reaching(rows, p, TARGET_HITS) for p in policies if p != "infinite"}
+    print(f"cache-sim: {TARGET_HITS:.0%} hits from size " + ", ".join(
+        f"{p} {'-' if k is None else f'{k:,}'}" for p, k in reaching.items()), file=sys.stderr)
+    return 0

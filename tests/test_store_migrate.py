@@ -13,6 +13,7 @@ import hashlib
 import shutil
 import subprocess
 import sys
+import textwrap
 
 from conftest import ROOT, with_je
 from crawl_sites import CountingServer, crawl_command, write_site
@@ -93,6 +94,53 @@ def test_a_crawl_state_moves_to_je_7_and_je_7_continues_it(je7_jar, tmp_path):
     assert rest.returncode == 0, rest.stderr
     assert "0 URLs pending" in rest.stdout
     assert f"{len(reachable) + 1:,} fetched records" in rest.stdout
+
+
+SETTINGS = textwrap.dedent("""
+    import sys
+    from pycrawler.store import Environment
+    from pycrawler.store.migrate import stored_key_prefixing
+    with Environment(sys.argv[1], read_only=True) as env:
+        prefixing = stored_key_prefixing(env)
+        for name in env.database_names():
+            config = env.open_database(name).java.getConfig()
+            print(name, bool(config.getSortedDuplicates()), prefixing[name])
+""")
+
+
+def settings(path, je=None) -> set[str]:
+    """``NAME DUPLICATES PREFIXING`` of each database, as stored, read by ``je``."""
+    done = subprocess.run([sys.executable, "-c", SETTINGS, str(path)], cwd=ROOT, capture_output=True, text=True,
+                          env=with_je(je), timeout=120)
+    assert done.returncode == 0, done.stderr
+    return set(done.stdout.splitlines())
+
+
+def test_duplicates_prefixing_binary_and_empty_databases_keep_their_configuration(je7_jar, tmp_path):
+    source = tmp_path / "mixed"
+    make = textwrap.dedent(r"""
+        import sys
+        from pycrawler.store import Environment
+        with Environment(sys.argv[1], create=True) as env:
+            dups = env.open_database("dups", create=True, sorted_duplicates=True)
+            dups.put_many([b"k", b"k", b"k", b"\x00"], [b"v2", b"v1", b"", b"\xff" * 300])
+            keys = [f"http://example.com/{i:05d}".encode() for i in range(20_000)]
+            env.open_database("prefixed", create=True, key_prefixing=True).put_many(keys, [bytes(4)] * len(keys))
+            env.open_database("empty", create=True)
+    """)
+    made = subprocess.run([sys.executable, "-c", make, str(source)], cwd=ROOT, capture_output=True, text=True,
+                          env=with_je(None), timeout=120)
+    assert made.returncode == 0, made.stderr
+    expected = settings(source)
+    assert expected == {"dups True False", "prefixed False True", "empty False False"}
+    original = dumps(source)
+    cli("store", "migrate", source, tmp_path / "to7", "--to", "7", "--je7-jar", je7_jar)
+    cli("store", "migrate", tmp_path / "to7", tmp_path / "back", "--to", "3", "--je7-jar", je7_jar)
+    # JE 7 prefixes the keys of every database with duplicates (its two-part keys), whatever it is told
+    assert settings(tmp_path / "to7", je=je7_jar) == expected - {"dups True False"} | {"dups True True"}
+    assert settings(tmp_path / "back") == expected - {"dups True False"} | {"dups True True"}
+    assert dumps(tmp_path / "to7", je=je7_jar) == dumps(tmp_path / "back") == original
+    assert original["dups"].count("\n 6b\n") == 3  # every duplicate of key "k" is there
 
 
 def test_migrate_refuses_what_it_cannot_do_in_one_line(je7_jar, tmp_path):

@@ -221,7 +221,9 @@ class DbDumpWriter:
             lines = [f"VERSION={head.version}", f"format={head.format}"]
             if head.database is not None:
                 lines.append(f"database={head.database}")
-            lines += [f"type={head.type}", f"dupsort={int(head.dupsort)}", HEADER_END]
+            lines += [f"type={head.type}", f"dupsort={int(head.dupsort)}"]
+            lines += [f"{name}={value}" for name, value in head.extra.items()]  # none for JE's DbLoad
+            lines.append(HEADER_END)
             self._emit(lines)
 
     def write(self, key: bytes, value: bytes) -> None:

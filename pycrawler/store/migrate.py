@@ -105,19 +105,37 @@ def _child_env(major: int, je7_jar: Path | None) -> dict[str, str]:
 
 # -- the two children -----------------------------------------------------------------------------
 
+def stored_key_prefixing(env) -> dict[str, bool]:
+    """Database name -> whether JE prefixes its keys, as stored. A database handle reports the
+    flag its opener asked for, not the stored one, so it is read from JE's database tree
+    (internal API, named differently in JE 3.3 and 7)."""
+    import jpype
+
+    internal = jpype.JClass("com.sleepycat.je.DbInternal")
+    env_impl = getattr(internal, "getNonNullEnvImpl", None) or internal.envGetEnvironmentImpl
+    tree = env_impl(env.java).getDbTree()
+    stored = {}
+    for entry in tree.getDbNamesAndIds().entrySet():
+        impl = tree.getDb(entry.getKey())
+        stored[str(entry.getValue())] = bool(impl.getKeyPrefixing())
+        tree.releaseDb(impl)
+    return stored
+
+
 def _read(source: Path) -> None:
     """Every database of ``source`` as DbDump sections on standard output."""
     from . import Environment, dbdump
 
     out = sys.stdout.buffer
     with Environment(source, read_only=True) as env:
+        prefixing = stored_key_prefixing(env)
         for name in env.database_names():
             if not dbdump.header_safe(name):
                 raise BadInput(f"{source}: database {name!r} has a name a DbDump header cannot carry")
             db = env.open_database(name)
             config = db.java.getConfig()
             with dbdump.DbDumpWriter(out, database=name, dupsort=bool(config.getSortedDuplicates())) as writer:
-                writer.header.extra[KEY_PREFIXING] = str(int(bool(config.getKeyPrefixing())))
+                writer.header.extra[KEY_PREFIXING] = str(int(prefixing[name]))
                 for chunk in _chunks(db.items()):
                     writer.write_many(chunk)
             db.close()
@@ -134,7 +152,7 @@ def _write(target: Path) -> None:
         while source.peek(1):
             reader = dbdump.DbDumpReader(source, name="the migration stream")
             header = reader.header
-            db = env.open_database(header.database, create=True, sorted_duplicates=header.dupsort or None,
+            db = env.open_database(header.database, create=True, sorted_duplicates=header.dupsort,
                                    key_prefixing=header.extra.get(KEY_PREFIXING) == "1")
             count = 0
             for chunk in _chunks(reader):

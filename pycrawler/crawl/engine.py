@@ -77,6 +77,7 @@ from ..keys.schemes import get_seen_key_scheme
 from ..parse.html import HTML_TYPES, looks_like_html, mime_type
 from ..parse.links import Hop, Outlink, PathRepetitionRule, trailing_redirects
 from ..records.crawl_url import CrawlUrl, encode
+from ..seen.tables import SEEN_TABLE_PATHS, open_visited  # noqa: F401 -- SEEN_TABLE_PATHS: part of this module's API
 from ..store import Environment
 from ..store.java_errors import translate
 from ..store.tuple import java_utf
@@ -94,8 +95,6 @@ SETTINGS_FILE = "crawl.json"
 CRAWL_LOG = "crawl.log"
 KEPT_SETTINGS = ("seen", "queue_policy", "canon", "seen_key")
 """Settings a state folder is bound to: a resume with other values would misread its stores."""
-SEEN_TABLE_PATHS = {"exact": "visited", "bloom": "visited.bloom", "drum": "drum"}
-"""Where each Visited table of a state folder lives (``exact``: a database of its environment)."""
 SETTING_DEFAULTS = {"seen": "exact", "queue_policy": "host", "seen_key": "md5"}
 """Values of unset kept settings in a new state folder (``canon``: the seen-key scheme's)."""
 
@@ -284,19 +283,7 @@ class Crawler:
         path.write_text(json.dumps(chosen | {"seeds": self.seeds}, indent=1) + "\n")
 
     def _open_visited(self, env: Environment, state: Path):
-        kind = self.config.seen
-        if kind == "exact":
-            from ..seen.exact import ExactVisited
-            return ExactVisited(env, SEEN_TABLE_PATHS["exact"], create=True)
-        if kind == "bloom":
-            from ..seen.bloom import BloomFilter
-            path = state / SEEN_TABLE_PATHS["bloom"]
-            return (BloomFilter.open(path) if path.exists()
-                    else BloomFilter.create(path, self.config.bloom_capacity, 0.001))
-        if kind == "drum":
-            from ..seen.drum import DrumVisited
-            return DrumVisited(state / SEEN_TABLE_PATHS["drum"])
-        raise BadInput(f"--seen must be exact, bloom or drum, not {kind!r}")
+        return open_visited(self.config.seen, env, state, bloom_capacity=self.config.bloom_capacity)
 
     def _open(self) -> None:
         config = self.config

@@ -1,0 +1,102 @@
+"""The ``PYCRAWLER_*`` Scrapy settings, read once per crawler.
+
+==============================  ==========  ====================================================
+setting                         default     meaning
+==============================  ==========  ====================================================
+``PYCRAWLER_STATE``             (required)  the state folder: one JE environment (and
+                                            ``visited.bloom`` or ``drum/``); the same folder
+                                            resumes the crawl
+``PYCRAWLER_SEEN``              ``exact``   the seen table: ``exact`` (JE set), ``bloom``,
+                                            ``drum`` (:mod:`pycrawler.seen.tables`)
+``PYCRAWLER_BLOOM_CAPACITY``    10,000,000  requests a new Bloom filter is sized for (FPR 0.001)
+``PYCRAWLER_QUEUE_POLICY``      ``scrapy``  ``scrapy``: requests spread over
+                                            ``PYCRAWLER_QUEUES`` hash queues with no delay of
+                                            their own, Scrapy's download slots (``DOWNLOAD_DELAY``,
+                                            ``CONCURRENT_REQUESTS_PER_DOMAIN``) pace the sites;
+                                            or a work-queue assignment (``host``, ``domain``,
+                                            ``surt``, ``bkdr-host:N``...): one request per queue
+                                            at a time, and the queue rests ``PYCRAWLER_DELAY``
+``PYCRAWLER_QUEUES``            256         hash queues of the ``scrapy`` policy
+``PYCRAWLER_DELAY``             ``polite``  the work-queue policies' rest after each fetch, as
+                                            ``pycrawler crawl --delay``: ``polite``, seconds
+                                            or a factor of the fetch time (``5x``)
+``PYCRAWLER_BATCH``             1000        requests buffered before they are written to JE
+==============================  ==========  ====================================================
+
+The seen table and the queue policy are kept in the folder (``scrapy.json``): resuming with
+others is refused, since the stored queues and seen keys would be misread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from ..errors import BadInput
+
+KEPT = ("seen", "queue_policy")
+KEPT_FILE = "scrapy.json"
+SCRAPY_POLICY = "scrapy"
+
+
+@dataclasses.dataclass(frozen=True)
+class PycrawlerSettings:
+    """The pycrawler side of a Scrapy crawler's settings."""
+
+    state: Path
+    seen: str = "exact"
+    bloom_capacity: int = 10_000_000
+    queue_policy: str = SCRAPY_POLICY
+    queues: int = 256
+    delay: str = "polite"
+    batch: int = 1000
+
+    @classmethod
+    def from_settings(cls, settings, component: str) -> "PycrawlerSettings":
+        """Read Scrapy ``settings``; ``component`` names who needs them in the error for a
+        missing ``PYCRAWLER_STATE``."""
+        state = settings.get("PYCRAWLER_STATE")
+        if not state:
+            raise BadInput(f"{component} needs PYCRAWLER_STATE, the folder that keeps the crawl's state "
+                           "(e.g. -s PYCRAWLER_STATE=crawls/myspider)")
+        defaults = cls(Path(state))
+        numbers = {name: settings.getint(f"PYCRAWLER_{name.upper()}", getattr(defaults, name))
+                   for name in ("bloom_capacity", "queues", "batch")}
+        for name, value in numbers.items():
+            if value < 1:
+                raise BadInput(f"PYCRAWLER_{name.upper()} must be a positive integer, not {value}")
+        return cls(Path(state), seen=settings.get("PYCRAWLER_SEEN", defaults.seen),
+                   queue_policy=settings.get("PYCRAWLER_QUEUE_POLICY", defaults.queue_policy),
+                   delay=str(settings.get("PYCRAWLER_DELAY", defaults.delay)), **numbers)
+
+    def bind(self) -> None:
+        """Record the kept settings in a new state folder; refuse ones that differ from the
+        folder's (after checking that they name a seen table and a queue policy)."""
+        from ..frontier.assignment import get_assignment
+        from ..seen.tables import SEEN_TABLE_PATHS
+
+        if self.seen not in SEEN_TABLE_PATHS:
+            raise BadInput(f"PYCRAWLER_SEEN must be one of {', '.join(SEEN_TABLE_PATHS)}, not {self.seen!r}")
+        get_assignment(self.frontier_options()["assignment"])
+        path = self.state / KEPT_FILE
+        mine = {name: getattr(self, name) for name in KEPT}
+        if path.exists():
+            kept = json.loads(path.read_text())
+            for name in KEPT:
+                if kept.get(name, mine[name]) != mine[name]:
+                    raise BadInput(f"{self.state} was crawled with PYCRAWLER_{name.upper()}={kept[name]!r}; resume it "
+                                   f"with the same setting (got {mine[name]!r}) or use another PYCRAWLER_STATE")
+        else:
+            self.state.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(mine, indent=1) + "\n")
+
+    def frontier_options(self) -> dict:
+        """The work-queue frontier's assignment and politeness for the queue policy."""
+        from ..frontier.politeness import Politeness
+
+        if self.queue_policy == SCRAPY_POLICY:
+            return {"assignment": f"bkdr:{self.queues}", "politeness": Politeness.none()}
+        from ..crawl.engine import parse_delay
+
+        return {"assignment": self.queue_policy, "politeness": parse_delay(self.delay)}

@@ -1,0 +1,29 @@
+"""The spider the Scrapy tests run with ``scrapy runspider``: a ``CrawlSpider`` over one site.
+
+One rule follows every link on the start URL's host. ``-a lambda_callback=1`` makes the start
+page also yield a request whose callback is a lambda, which cannot be stored.
+"""
+
+from urllib.parse import urlsplit
+
+from scrapy import Request
+from scrapy.linkextractors import LinkExtractor
+from scrapy.spiders import CrawlSpider, Rule
+
+
+class SiteSpider(CrawlSpider):
+    name = "site"
+    rules = (Rule(LinkExtractor(), callback="parse_page", follow=True),)
+
+    def __init__(self, start_url: str, lambda_callback: str = "", **kwargs):
+        self.start_urls = [start_url]
+        self.allowed_domains = [urlsplit(start_url).hostname]
+        self.lambda_callback = bool(lambda_callback)
+        super().__init__(**kwargs)
+
+    def parse_start_url(self, response):
+        if self.lambda_callback:
+            yield Request(response.urljoin("/d1/p1.html?lambda"), callback=lambda r: None)
+
+    def parse_page(self, response):
+        return None

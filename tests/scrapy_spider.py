@@ -1,6 +1,7 @@
 """The spider the Scrapy tests run with ``scrapy runspider``: a ``CrawlSpider`` over one site.
 
-One rule follows every link on the start URL's host. ``-a lambda_callback=1`` makes the start
+One rule follows every link on the start URL's host, in the tags and attributes the ground truth
+(:func:`pycrawler.crawl.ground_truth.reachable_pages`) follows. ``-a lambda_callback=1`` makes the start
 page also yield a request whose callback is a lambda, which cannot be stored.
 """
 
@@ -13,7 +14,8 @@ from scrapy.spiders import CrawlSpider, Rule
 
 class SiteSpider(CrawlSpider):
     name = "site"
-    rules = (Rule(LinkExtractor(), callback="parse_page", follow=True),)
+    rules = (Rule(LinkExtractor(tags=("a", "area", "link", "frame", "iframe"), attrs=("href", "src")),
+                  callback="parse_page", follow=True),)
 
     def __init__(self, start_url: str, lambda_callback: str = "", **kwargs):
         self.start_urls = [start_url]

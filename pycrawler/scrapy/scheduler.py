@@ -22,9 +22,10 @@ Scrapy's request fingerprints, so ``scrapy crawl`` with the same folder resumes 
 processed it: downloaded, passed to its callback or errback, and what that yielded scheduled
 (:mod:`.engine_view`). Then the buffer is written first and the request's completion after it,
 in that order, so its children are durable before it is finished. After a kill -9 the next run
-hands out again exactly the requests that were in flight (at most what the engine holds:
-``CONCURRENT_REQUESTS`` downloads and the responses waiting for their callbacks), and the
-buffered requests are yielded again by their re-fetched parents.
+hands out again exactly the requests that were in flight, and the buffered requests are
+yielded again by their re-fetched parents. At most ``CONCURRENT_REQUESTS`` requests are out at
+a time (downloading, or their responses waiting for their callbacks: Scrapy alone would take
+more while its callbacks lag), so that is the most a kill -9 can make the next run fetch again.
 
 **Order.** A request's priority becomes its place in its queue (higher first; FIFO within a
 priority). Under the ``scrapy`` queue policy requests are spread over hash queues and Scrapy's
@@ -76,7 +77,7 @@ class Scheduler(BaseScheduler):
         self.stats = crawler.stats
         self.fingerprinter = crawler.request_fingerprinter
         self.engine = EngineView(crawler)
-        self.read_ahead = max(1, crawler.settings.getint("CONCURRENT_REQUESTS", 16))
+        self.concurrency = self.read_ahead = max(1, crawler.settings.getint("CONCURRENT_REQUESTS", 16))
         self.spider = None
         self.frontier: WorkQueueFrontier | None = None
         self._table = None                    # a seen table the frontier does not own
@@ -140,6 +141,8 @@ class Scheduler(BaseScheduler):
 
     def next_request(self) -> Request | None:
         self._reap()
+        if len(self._out) >= self.concurrency:
+            return None   # the engine asks again when it has processed one
         while True:
             if not self._ready:
                 self._ready.extend(self.frontier.next_batch(self.read_ahead))

@@ -1,0 +1,176 @@
+"""pycrawler inside Scrapy: the scheduler and the duplicate filter under real ``scrapy runspider`` crawls.
+
+Each crawl is a child process running ``tests/scrapy_spider.py`` (a ``CrawlSpider``) against a
+site served on 127.0.0.1 by :class:`crawl_sites.CountingServer`, which counts every request on
+the server's side: coverage and repeats are read there, not from Scrapy's own account.
+
+Scrapy 2.11, the oldest release supported, runs from a virtualenv made under ``target/`` on
+first use (Scrapy 2.11.2 with the Twisted and w3lib of its time, everything else shared with
+``.venv``); the tests that need it are skipped when the package index cannot be reached.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+import pytest
+
+from crawl_sites import ROOT, CountingServer, write_site
+
+pytest.importorskip("scrapy")
+
+SPIDER = Path(__file__).with_name("scrapy_spider.py")
+OLD_SCRAPY = ("scrapy==2.11.2", "w3lib==2.1.2", "Twisted==24.3.0")
+OLD_SCRAPY_VENV = ROOT / "target" / "scrapy-2.11"
+ASYNCIO = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+EPOLL = "twisted.internet.epollreactor.EPollReactor"
+CONCURRENCY = 8
+CONCURRENT_REQUESTS_BOUND = CONCURRENCY
+
+
+@pytest.fixture(scope="session")
+def old_scrapy_python() -> str:
+    """The Python of a virtualenv with Scrapy 2.11 that sees .venv's other packages."""
+    python = OLD_SCRAPY_VENV / "bin" / "python"
+    stamp = OLD_SCRAPY_VENV / ".installed"
+    if not stamp.exists() or stamp.read_text() != " ".join(OLD_SCRAPY):
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(OLD_SCRAPY_VENV)], check=True)
+        site_packages = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                       check=True, capture_output=True, text=True).stdout.strip()
+        Path(site_packages, "pycrawler-venv.pth").write_text(
+            f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n")
+        install = subprocess.run([str(python), "-m", "pip", "install", "-q", *OLD_SCRAPY], capture_output=True, text=True)
+        if install.returncode:
+            pytest.skip(f"cannot install {' '.join(OLD_SCRAPY)}: {install.stderr.strip()[-300:]}")
+        stamp.write_text(" ".join(OLD_SCRAPY))
+    return str(python)
+
+
+def scrapy_command(start_url: str, settings: dict, *, python: str = sys.executable, **spider_args) -> list[str]:
+    base = {"LOG_LEVEL": "INFO", "ROBOTSTXT_OBEY": "False", "TELNETCONSOLE_ENABLED": "False",
+            "CONCURRENT_REQUESTS": str(CONCURRENCY), "TWISTED_REACTOR": ASYNCIO}
+    command = [python, "-m", "scrapy", "runspider", str(SPIDER), "-a", f"start_url={start_url}"]
+    for name, value in spider_args.items():
+        command += ["-a", f"{name}={value}"]
+    for name, value in (base | settings).items():
+        command += ["-s", f"{name}={value}"]
+    return command
+
+
+def run_scrapy(start_url: str, settings: dict, *, python: str = sys.executable, timeout: float = 120,
+               **spider_args) -> subprocess.CompletedProcess:
+    done = subprocess.run(scrapy_command(start_url, settings, python=python, **spider_args), cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    return done
+
+
+def scheduler_settings(state: Path, **more) -> dict:
+    return {"SCHEDULER": "pycrawler.scrapy.Scheduler", "PYCRAWLER_STATE": str(state), **more}
+
+
+@pytest.fixture
+def site(tmp_path) -> tuple[Path, set[str]]:
+    root = tmp_path / "site"
+    return root, write_site(root, 300)
+
+
+def fetched_once_each(counts: dict[str, int], truth: set[str], *, start_twice: bool = False) -> None:
+    """Every page of ``truth`` was fetched, none twice (but the start page when ``start_twice``)."""
+    assert truth - counts.keys() == set()
+    twice = {"index.html": 2} if start_twice else {}
+    assert {page: n for page, n in counts.items() if page in truth and n > 1} == twice
+
+
+@pytest.mark.parametrize("scrapy_version, reactor, seen, policy", [
+    ("current", ASYNCIO, "exact", "scrapy"),
+    ("current", EPOLL, "bloom", "host"),
+    ("current", ASYNCIO, "drum", "bkdr-host:4"),
+    ("2.11", EPOLL, "exact", "scrapy"),
+    ("2.11", ASYNCIO, "bloom", "scrapy"),
+])
+def test_a_crawl_spider_fetches_every_page_once(site, tmp_path, request, scrapy_version, reactor, seen, policy):
+    python = request.getfixturevalue("old_scrapy_python") if scrapy_version == "2.11" else sys.executable
+    root, truth = site
+    settings = scheduler_settings(tmp_path / "state", TWISTED_REACTOR=reactor, PYCRAWLER_SEEN=seen,
+                                  PYCRAWLER_QUEUE_POLICY=policy, PYCRAWLER_DELAY="0")
+    server = CountingServer(root)
+    with server as base:
+        done = run_scrapy(base + "index.html", settings, python=python)
+    fetched_once_each(server.page_counts(), truth)
+    assert "'finish_reason': 'finished'" in done.stderr
+    assert f"'scheduler/dequeued/pycrawler': {len(truth) + 1}," in done.stderr  # and d0/missing.html, a 404
+
+
+def test_kill_9_three_times_then_the_same_command_finishes_the_crawl(tmp_path):
+    root = tmp_path / "site"
+    truth = write_site(root, 1500)
+    server = CountingServer(root)
+    with server as base:
+        command = scrapy_command(base + "index.html", scheduler_settings(tmp_path / "state"))
+        for kill in range(3):
+            before = sum(server.page_counts().values())
+            crawl = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 60
+            while sum(server.page_counts().values()) < before + 150 + 50 * kill:
+                assert crawl.poll() is None, "the crawl ended before it was killed"
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+            crawl.send_signal(signal.SIGKILL)
+            crawl.wait()
+        done = run_scrapy(base + "index.html", scheduler_settings(tmp_path / "state"))
+    counts = server.page_counts()
+    assert truth - counts.keys() == set()
+    repeats = sum(n - 1 for page, n in counts.items() if page in truth)
+    # Per kill: what the engine held (CONCURRENT_REQUESTS downloads and responses waiting for
+    # their callback), and the start URL, which Scrapy schedules with dont_filter on every run.
+    assert repeats <= 3 * (CONCURRENT_REQUESTS_BOUND + 1), sorted((n, p) for p, n in counts.items() if n > 1)
+    assert "pycrawler: 0 requests waiting" not in done.stderr
+
+
+def test_the_duplicate_filter_alone_under_scrapys_scheduler_keeps_its_seen_set(site, tmp_path):
+    root, truth = site
+    settings = {"DUPEFILTER_CLASS": "pycrawler.scrapy.DupeFilter", "PYCRAWLER_STATE": str(tmp_path / "seen")}
+    server = CountingServer(root)
+    with server as base:
+        first = run_scrapy(base + "index.html", settings)
+        # Scrapy's scheduler does not ask the filter about start requests (dont_filter), nor
+        # record them: the start page is fetched again when a link leads to it.
+        fetched_once_each(server.page_counts(), truth, start_twice=True)
+        again = run_scrapy(base + "index.html", settings)
+    # The second run finds every link seen: only the start request is fetched.
+    assert server.page_counts()["index.html"] == 3
+    assert sum(server.page_counts().values()) == len(truth) + 1 + 2   # d0/missing.html once
+    assert "'dupefilter/filtered'" in first.stderr and "'downloader/request_count': 1," in again.stderr
+    assert (tmp_path / "seen" / "visited.bloom").exists()
+
+
+def test_a_request_with_a_lambda_callback_gets_one_clear_error(site, tmp_path):
+    root, truth = site
+    server = CountingServer(root)
+    with server as base:
+        done = run_scrapy(base + "index.html", scheduler_settings(tmp_path / "state"), lambda_callback="1")
+    errors = [line for line in done.stderr.splitlines() if "ERROR" in line]
+    assert len(errors) == 1, errors
+    assert f"cannot store <GET {base}d1/p1.html?lambda> in the crawl state: Function <lambda>" in errors[0]
+    assert "'scheduler/unserializable': 1," in done.stderr
+    fetched_once_each(server.page_counts(), truth)   # the crawl goes on without it
+
+
+def test_settings_mistakes_are_one_line_each(site, tmp_path):
+    root, _ = site
+    with CountingServer(root) as base:
+        missing = subprocess.run(scrapy_command(base, {"SCHEDULER": "pycrawler.scrapy.Scheduler"}), cwd=ROOT,
+                                 capture_output=True, text=True, timeout=60)
+        run_scrapy(base + "index.html", scheduler_settings(tmp_path / "state"))
+        other = subprocess.run(scrapy_command(base, scheduler_settings(tmp_path / "state", PYCRAWLER_SEEN="bloom")),
+                               cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert "pycrawler.scrapy.Scheduler needs PYCRAWLER_STATE" in missing.stderr
+    assert "was crawled with PYCRAWLER_SEEN='exact'; resume it with the same setting" in other.stderr

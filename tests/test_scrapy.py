@@ -11,7 +11,6 @@ first use (Scrapy 2.11.2 with the Twisted and w3lib of its time, everything else
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -157,7 +156,7 @@ def test_a_request_with_a_lambda_callback_gets_one_clear_error(site, tmp_path):
     server = CountingServer(root)
     with server as base:
         done = run_scrapy(base + "index.html", scheduler_settings(tmp_path / "state"), lambda_callback="1")
-    errors = [line for line in done.stderr.splitlines() if "ERROR" in line]
+    errors = [line for line in done.stderr.splitlines() if "] ERROR: " in line]
     assert len(errors) == 1, errors
     assert f"cannot store <GET {base}d1/p1.html?lambda> in the crawl state: Function <lambda>" in errors[0]
     assert "'scheduler/unserializable': 1," in done.stderr
@@ -174,3 +173,83 @@ def test_settings_mistakes_are_one_line_each(site, tmp_path):
                                cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert "pycrawler.scrapy.Scheduler needs PYCRAWLER_STATE" in missing.stderr
     assert "was crawled with PYCRAWLER_SEEN='exact'; resume it with the same setting" in other.stderr
+
+
+JDK_DOCS = Path("/usr/share/doc/openjdk-17-doc/api")
+
+
+@pytest.mark.skipif(not (JDK_DOCS / "index.html").exists(), reason="the JDK API docs (openjdk-17-doc) are not installed")
+def test_the_jdk_docs_on_loopback_are_fully_covered(tmp_path):
+    from pycrawler.crawl.ground_truth import coverage, reachable_pages
+    from pycrawler.crawl.site import StaticSite
+
+    with StaticSite(JDK_DOCS) as base:
+        truth = reachable_pages(JDK_DOCS, base_url=base)
+        done = run_scrapy(base + "index.html", scheduler_settings(tmp_path / "state", CONCURRENT_REQUESTS="16"),
+                          urls_out=tmp_path / "urls.txt", timeout=900)
+    fetched = (tmp_path / "urls.txt").read_text().split()
+    assert coverage(fetched, truth, JDK_DOCS, base) == (1.0, len(truth))
+    assert len(fetched) == len(set(fetched))       # no page twice
+    assert "'finish_reason': 'finished'" in done.stderr
+
+
+# -- the parts, in this process -------------------------------------------------------------------
+
+def test_importing_pycrawler_does_not_import_scrapy():
+    probe = ("import sys, pycrawler, pycrawler.scrapy, pycrawler.frontier.workqueues, pycrawler.seen.tables; "
+             "print('scrapy' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True).stdout.strip() == "False"
+
+
+def test_higher_priorities_come_first_in_the_frontiers_order():
+    from pycrawler.scrapy.scheduler import frontier_order
+
+    priorities = [10_000, 8192, 300, 2, 1, 0, -1, -2, -300, -8191, -10_000]
+    orders = [frontier_order(p) for p in priorities]
+    assert orders == sorted(orders) and len(set(orders[1:-1])) == len(orders) - 2
+    assert orders[0] == orders[1] == (0, 0) and orders[-1] == orders[-2] == (127, 127)
+    assert all(0 <= byte <= 127 for order in orders for byte in order)
+
+
+def test_a_request_comes_back_from_its_frontier_record_as_scrapy_serialized_it():
+    from scrapy import Request
+    from scrapy.spiders import Spider
+
+    from pycrawler.frontier.workqueues import decode_entry, encode_entry
+    from pycrawler.scrapy.requests import dumps, loads, payload_of, to_record
+
+    class ProbeSpider(Spider):
+        name = "probe"
+
+        def parse_item(self, response):
+            pass
+
+        def failed(self, failure):
+            pass
+
+    spider = ProbeSpider()
+    request = Request("http://127.0.0.1:8000/a?b=c", method="POST", body=b"\x00\xff body", priority=-3,
+                      headers={"X-Probe": "yes"}, callback=spider.parse_item, errback=spider.failed,
+                      meta={"depth": 2, "path": ["x", "y"]}, cb_kwargs={"page": 7}, dont_filter=True,
+                      flags=["probe"])
+    record = decode_entry(encode_entry(to_record(request.url, dumps(request, spider)), request.url, 0))
+    back = loads(payload_of(record), spider)
+    assert record.ori_url == request.url
+    assert (back.url, back.method, back.body, back.priority, back.meta, back.cb_kwargs, back.dont_filter,
+            back.flags) == (request.url, "POST", b"\x00\xff body", -3, request.meta, {"page": 7}, True, ["probe"])
+    assert back.callback == spider.parse_item and back.errback == spider.failed
+    assert back.headers.getlist("X-Probe") == [b"yes"]
+
+
+def test_a_request_that_cannot_be_stored_is_named_in_the_error():
+    from scrapy import Request
+    from scrapy.spiders import Spider
+
+    from pycrawler.scrapy.requests import UnserializableRequest, dumps
+
+    spider = Spider(name="probe")
+    with pytest.raises(UnserializableRequest, match=r"cannot store <GET http://127.0.0.1/x> .*lambda"):
+        dumps(Request("http://127.0.0.1/x", callback=lambda response: None), spider)
+    with pytest.raises(UnserializableRequest, match=r"cannot store <GET http://127.0.0.1/y> "):
+        dumps(Request("http://127.0.0.1/y", meta={"lock": __import__("threading").Lock()}), spider)

@@ -8,14 +8,13 @@ Scrapy's request fingerprints, so ``scrapy crawl`` with the same folder resumes 
 **Per request, no JVM call.** Scrapy calls :meth:`Scheduler.enqueue_request` and
 :meth:`Scheduler.next_request` once per request; JE is reached in batches:
 
-- ``enqueue_request`` serializes the request (:mod:`.requests`: a request that cannot be
-  stored is refused at once with one error line naming it), fingerprints it and appends it to
-  an in-memory buffer. The buffer goes to the frontier in one transaction (one schedule per
-  priority level: the seen check by fingerprint and the enqueue of the new requests) when it
-  holds ``PYCRAWLER_BATCH`` requests, when the frontier has nothing ready, and before any
-  request is finished. Duplicates are therefore found when the buffer is written, and counted
-  in ``dupefilter/filtered``; ``enqueue_request`` returns False only for a request it cannot
-  store.
+- ``enqueue_request`` fingerprints the request and appends it to an in-memory buffer. The
+  buffer goes to the frontier when it holds ``PYCRAWLER_BATCH`` requests, when the frontier has
+  nothing ready, and before any request is finished: the requests the seen table does not hold
+  are serialized (:mod:`.requests`; one that cannot be stored gets one error line naming it and
+  is left out) and scheduled, the seen check by fingerprint and the enqueue of the new ones in
+  one transaction per priority level. Duplicates are therefore found when the buffer is
+  written, and counted in ``dupefilter/filtered``, and ``enqueue_request`` always returns True.
 - ``next_request`` hands out requests the frontier read ahead from its queues' heads.
 
 **In flight.** A handed-out request stays in the frontier, in process, until Scrapy has
@@ -42,6 +41,7 @@ import collections
 import itertools
 import logging
 
+import numpy as np
 from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
 
@@ -81,7 +81,7 @@ class Scheduler(BaseScheduler):
         self.spider = None
         self.frontier: WorkQueueFrontier | None = None
         self._table = None                    # a seen table the frontier does not own
-        self._buffer: list[tuple[str, bytes, bytes, bool, int]] = []  # url, payload, fingerprint, force, priority
+        self._buffer: list[tuple[Request, bytes]] = []         # requests and their fingerprints, not yet written
         self._ready: collections.deque = collections.deque()   # records taken from the frontier, not yet handed out
         self._out: dict[Request, object] = {}                   # handed out -> its frontier record
 
@@ -127,14 +127,7 @@ class Scheduler(BaseScheduler):
 
     # -- Scrapy's scheduler interface --------------------------------------------------------------
     def enqueue_request(self, request: Request) -> bool:
-        try:
-            payload = dumps(request, self.spider)
-        except UnserializableRequest as exc:
-            logger.error("%s", exc)
-            self.stats.inc_value("scheduler/unserializable")
-            return False
-        self._buffer.append((request.url, payload, self.fingerprinter.fingerprint(request), request.dont_filter,
-                             request.priority))
+        self._buffer.append((request, self.fingerprinter.fingerprint(request)))
         if len(self._buffer) >= self.settings.batch:
             self._write_buffer()
         return True
@@ -179,27 +172,50 @@ class Scheduler(BaseScheduler):
 
     # -- batches ---------------------------------------------------------------------------------
     def _write_buffer(self) -> None:
-        """Schedule the buffered requests in the frontier: one schedule (one transaction) per
-        priority level and kind (``dont_filter`` or not), in the order they came."""
+        """Schedule the buffered requests in the frontier: the ones not seen yet are stored,
+        one schedule (one transaction) per priority level and kind (``dont_filter`` or not),
+        in the order they came."""
         if not self._buffer:
             return
         buffer, self._buffer = self._buffer, []
+        keys = seen_keys([fingerprint for _, fingerprint in buffer])
+        rows = []
+        for i in self._worth_storing(buffer, keys):
+            request = buffer[i][0]
+            try:
+                rows.append((request, dumps(request, self.spider), keys[i]))
+            except UnserializableRequest as exc:
+                logger.error("%s", exc)
+                self.stats.inc_value("scheduler/unserializable")
         totals = self.frontier.totals
         enqueued, duplicates, rejected = totals["enqueued"], totals["duplicates"], totals["rejected"]
-        by_kind = sorted(buffer, key=lambda row: (row[3], -row[4]))   # stable: arrival order within a kind
-        for (force, priority), rows in itertools.groupby(by_kind, key=lambda row: (row[3], row[4])):
-            rows = list(rows)
+        by_kind = sorted(rows, key=lambda row: (row[0].dont_filter, -row[0].priority))  # stable: arrival order
+        for (force, priority), group in itertools.groupby(by_kind, key=lambda row: (row[0].dont_filter,
+                                                                                    row[0].priority)):
+            group = list(group)
             directive, precedence = frontier_order(priority)
-            self.frontier.schedule([to_record(url, payload) for url, payload, *_ in rows], directive=directive,
-                                   precedence=precedence, force=force, seen_keys=seen_keys([row[2] for row in rows]))
+            self.frontier.schedule([to_record(request.url, payload) for request, payload, _ in group],
+                                   directive=directive, precedence=precedence, force=force,
+                                   seen_keys=np.array([key for *_, key in group], dtype=np.uint64))
         if not isinstance(self.frontier.visited, SynchronousVisited):
             self.frontier.flush()   # an asynchronous table (DRUM) resolves its checks and enqueues now
         self._count("scheduler/enqueued", totals["enqueued"] - enqueued)
         self._count("scheduler/enqueued/pycrawler", totals["enqueued"] - enqueued)
-        self._count("dupefilter/filtered", totals["duplicates"] - duplicates)
+        self._count("dupefilter/filtered", totals["duplicates"] - duplicates + len(buffer) - len(rows))
         if totals["rejected"] > rejected:
             logger.error("pycrawler: %d requests without an absolute URL were not queued", totals["rejected"] - rejected)
             self._count("scheduler/rejected", totals["rejected"] - rejected)
+
+    def _worth_storing(self, buffer: list, keys: np.ndarray) -> list[int]:
+        """Rows of the buffer to serialize: ``dont_filter`` ones, and the first of each
+        fingerprint the seen table does not hold when it answers cheaply (exact, bloom). The
+        schedule still decides; this only spares serializing requests it would drop."""
+        if not isinstance(self.frontier.visited, SynchronousVisited):
+            return list(range(len(buffer)))
+        new = np.zeros(len(keys), dtype=bool)
+        new[np.unique(keys, return_index=True)[1]] = True
+        new &= ~self.frontier.visited.contains_many(keys)
+        return [i for i, (request, _) in enumerate(buffer) if new[i] or request.dont_filter]
 
     def _reap(self) -> None:
         """Finish the handed-out requests the engine has processed, after writing the buffer

@@ -146,7 +146,9 @@ def measure(run: Run, command: list[str], log: Path) -> None:
 # Scrapy
 
 
-def scrapy_command(start_url: str, work: Path, concurrency: int, max_pages: int | None) -> list[str]:
+def scrapy_command(start_url: str, work: Path, concurrency: int, max_pages: int | None,
+                   extra: dict | None = None) -> list[str]:
+    """The spider's command line; ``extra``: more Scrapy settings (another scheduler, a JOBDIR)."""
     settings = {
         "ROBOTSTXT_OBEY": "False",
         "CONCURRENT_REQUESTS": concurrency,
@@ -161,6 +163,7 @@ def scrapy_command(start_url: str, work: Path, concurrency: int, max_pages: int 
     }
     if max_pages:
         settings["CLOSESPIDER_PAGECOUNT"] = max_pages
+    settings.update(extra or {})
     command = [sys.executable, "-m", "scrapy", "runspider", str(SPIDER), "-a", f"start_url={start_url}",
                "-a", f"urls_out={work / 'scrapy-urls.txt'}", "-a", f"stats_out={work / 'scrapy-stats.json'}"]
     for name, value in settings.items():
@@ -168,9 +171,11 @@ def scrapy_command(start_url: str, work: Path, concurrency: int, max_pages: int 
     return command
 
 
-def run_scrapy(start_url: str, work: Path, concurrency: int, max_pages: int | None) -> Run:
-    run = Run("scrapy")
-    measure(run, scrapy_command(start_url, work, concurrency, max_pages), work / "scrapy.log")
+def run_scrapy(start_url: str, work: Path, concurrency: int, max_pages: int | None, *, name: str = "scrapy",
+               extra: dict | None = None) -> Run:
+    """One measured Scrapy crawl (``name``: the run's label; ``extra``: see :func:`scrapy_command`)."""
+    run = Run(name)
+    measure(run, scrapy_command(start_url, work, concurrency, max_pages, extra), work / "scrapy.log")
     if run.ran:
         stats = json.loads((work / "scrapy-stats.json").read_text())
         run.responses = int(stats.get("response_received_count", 0))

@@ -166,7 +166,7 @@ def test_a_request_with_a_lambda_callback_gets_one_clear_error(site, tmp_path):
     fetched_once_each(server.page_counts(), truth)   # the crawl goes on without it
 
 
-def test_settings_mistakes_are_one_line_each(site, tmp_path):
+def test_settings_mistakes_are_one_error_line_each_and_close_the_spider(site, tmp_path):
     root, _ = site
     with CountingServer(root) as base:
         missing = subprocess.run(scrapy_command(base, {"SCHEDULER": "pycrawler.scrapy.Scheduler"}), cwd=ROOT,
@@ -174,8 +174,16 @@ def test_settings_mistakes_are_one_line_each(site, tmp_path):
         run_scrapy(base + "index.html", scheduler_settings(tmp_path / "state"))
         other = subprocess.run(scrapy_command(base, scheduler_settings(tmp_path / "state", PYCRAWLER_SEEN="bloom")),
                                cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert "pycrawler.scrapy.Scheduler needs PYCRAWLER_STATE" in missing.stderr
-    assert "was crawled with PYCRAWLER_SEEN='exact'; resume it with the same setting" in other.stderr
+        drum = subprocess.run(scrapy_command(base, {"DUPEFILTER_CLASS": "pycrawler.scrapy.DupeFilter",
+                                                    "PYCRAWLER_STATE": str(tmp_path / "seen"),
+                                                    "PYCRAWLER_SEEN": "drum"}),
+                              cwd=ROOT, capture_output=True, text=True, timeout=60)
+    for done, message in ((missing, "pycrawler.scrapy.Scheduler needs PYCRAWLER_STATE"),
+                          (other, "was crawled with PYCRAWLER_SEEN='exact'; resume it with the same setting"),
+                          (drum, "DupeFilter answers per request: PYCRAWLER_SEEN must be bloom or exact")):
+        errors = [line for line in done.stderr.splitlines() if "] ERROR: " in line]
+        assert len(errors) == 1 and message in errors[0], done.stderr[-2000:]
+        assert "Traceback" not in done.stderr and "'finish_reason': 'pycrawler_error'" in done.stderr
 
 
 JDK_DOCS = Path("/usr/share/doc/openjdk-17-doc/api")

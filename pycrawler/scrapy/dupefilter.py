@@ -25,10 +25,10 @@ import logging
 
 from scrapy.dupefilters import BaseDupeFilter
 
-from ..errors import BadInput
+from ..errors import BadInput, PycrawlerError
 from ..seen.tables import open_visited
 from .fingerprints import seen_keys
-from .settings import PycrawlerSettings
+from .settings import PycrawlerSettings, refuse_to_start
 
 logger = logging.getLogger(__name__)
 
@@ -38,39 +38,49 @@ TABLES = ("bloom", "exact")
 class DupeFilter(BaseDupeFilter):
     """Scrapy's ``BaseDupeFilter`` on a pycrawler seen table (``PYCRAWLER_SEEN``: ``bloom`` or ``exact``)."""
 
-    def __init__(self, settings: PycrawlerSettings, fingerprinter, stats=None, debug: bool = False):
+    def __init__(self, crawler):
+        self.crawler = crawler
+        self.fingerprinter = crawler.request_fingerprinter
+        self.debug = crawler.settings.getbool("DUPEFILTER_DEBUG")
+        self.settings: PycrawlerSettings | None = None
+        self.logged = False
+        self.env = self.table = None
+        self._unwritten: set[int] = set()
+        self._refusal = None
+
+    @classmethod
+    def from_crawler(cls, crawler) -> "DupeFilter":
+        return cls(crawler)
+
+    def open(self) -> None:
+        """Open the seen table; a mistake is one error line and closes the spider (see
+        :func:`.settings.refuse_to_start`); until then no request is called seen."""
+        try:
+            self._open()
+        except PycrawlerError as exc:
+            self._refusal = refuse_to_start(self.crawler, exc)
+
+    def _open(self) -> None:
+        settings = PycrawlerSettings.from_settings(self.crawler.settings, "pycrawler.scrapy.DupeFilter")
+        if "PYCRAWLER_SEEN" not in self.crawler.settings:
+            settings = dataclasses.replace(settings, seen="bloom")
         if settings.seen not in TABLES:
             raise BadInput(f"pycrawler.scrapy.DupeFilter answers per request: PYCRAWLER_SEEN must be "
                            f"{' or '.join(TABLES)}, not {settings.seen!r}")
         self.settings = settings
-        self.fingerprinter = fingerprinter
-        self.stats = stats
-        self.debug = debug
-        self.logged = False
-        self.env = self.table = None
-        self._unwritten: set[int] = set()
-
-    @classmethod
-    def from_crawler(cls, crawler) -> "DupeFilter":
-        settings = PycrawlerSettings.from_settings(crawler.settings, "pycrawler.scrapy.DupeFilter")
-        if "PYCRAWLER_SEEN" not in crawler.settings:
-            settings = dataclasses.replace(settings, seen="bloom")
-        return cls(settings, crawler.request_fingerprinter, crawler.stats, crawler.settings.getbool("DUPEFILTER_DEBUG"))
-
-    def open(self) -> None:
-        state = self.settings.state
+        state = settings.state
         state.mkdir(parents=True, exist_ok=True)
-        if self.settings.seen == "exact":
+        if settings.seen == "exact":
             from ..frontier.todo import JE_CONFIG
             from ..store import Environment
 
             self.env = Environment(state, create=True, durability="write_no_sync", config=JE_CONFIG)
-        self.table = open_visited(self.settings.seen, self.env, state, bloom_capacity=self.settings.bloom_capacity,
+        self.table = open_visited(settings.seen, self.env, state, bloom_capacity=settings.bloom_capacity,
                                   option="PYCRAWLER_SEEN")
 
     def request_seen(self, request) -> bool:
-        if self.table is None:
-            self.open()
+        if self.table is None:   # refused to start (see open)
+            return False
         key = seen_keys([self.fingerprinter.fingerprint(request)])
         if self.env is None:                      # bloom: check and set in one step, in Python
             return not self.table.add_many(key)[0]
@@ -107,5 +117,4 @@ class DupeFilter(BaseDupeFilter):
                           " - no more duplicates will be shown (see DUPEFILTER_DEBUG to show all duplicates)"},
                          extra={"spider": spider})
             self.logged = True
-        if self.stats is not None:
-            self.stats.inc_value("dupefilter/filtered")
+        self.crawler.stats.inc_value("dupefilter/filtered")

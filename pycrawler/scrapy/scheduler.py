@@ -45,7 +45,7 @@ import numpy as np
 from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
 
-from ..errors import BadInput
+from ..errors import BadInput, PycrawlerError
 from ..frontier.politeness import Outcome
 from ..frontier.workqueues import MAX_PRECEDENCE, WorkQueueFrontier
 from ..seen.protocol import SynchronousVisited
@@ -53,7 +53,7 @@ from ..seen.tables import open_visited
 from .engine_view import EngineView
 from .fingerprints import seen_keys
 from .requests import UnserializableRequest, dumps, loads, payload_of, to_record
-from .settings import PycrawlerSettings
+from .settings import PycrawlerSettings, refuse_to_start
 
 logger = logging.getLogger(__name__)
 
@@ -71,15 +71,16 @@ def frontier_order(priority: int) -> tuple[int, int]:
 class Scheduler(BaseScheduler):
     """``SCHEDULER = "pycrawler.scrapy.Scheduler"``; settings: :mod:`.settings`."""
 
-    def __init__(self, crawler, settings: PycrawlerSettings):
+    def __init__(self, crawler):
         self.crawler = crawler
-        self.settings = settings
+        self.settings: PycrawlerSettings | None = None
         self.stats = crawler.stats
         self.fingerprinter = crawler.request_fingerprinter
         self.engine = EngineView(crawler)
         self.concurrency = self.read_ahead = max(1, crawler.settings.getint("CONCURRENT_REQUESTS", 16))
         self.spider = None
         self.frontier: WorkQueueFrontier | None = None
+        self._refusal = None                  # the spider_opened handler that closes a spider open refused
         self._table = None                    # a seen table the frontier does not own
         self._buffer: list[tuple[Request, bytes]] = []         # requests and their fingerprints, not yet written
         self._ready: collections.deque = collections.deque()   # records taken from the frontier, not yet handed out
@@ -87,12 +88,21 @@ class Scheduler(BaseScheduler):
 
     @classmethod
     def from_crawler(cls, crawler) -> "Scheduler":
-        return cls(crawler, PycrawlerSettings.from_settings(crawler.settings, "pycrawler.scrapy.Scheduler"))
+        return cls(crawler)
 
     # -- life cycle ----------------------------------------------------------------------------
     def open(self, spider) -> None:
+        """Open (or resume) the crawl state. A mistake in the settings or the state folder is
+        one error line, and the spider closes with reason ``pycrawler_error``; until then this
+        scheduler takes no request."""
         self.spider = spider
-        settings = self.settings
+        try:
+            self._open()
+        except PycrawlerError as exc:
+            self._refusal = refuse_to_start(self.crawler, exc)
+
+    def _open(self) -> None:
+        settings = self.settings = PycrawlerSettings.from_settings(self.crawler.settings, "pycrawler.scrapy.Scheduler")
         settings.bind()
         # The exact set lives in the frontier's environment (WorkQueueFrontier.open makes it),
         # so a batch's seen check and enqueue commit together.
@@ -127,12 +137,16 @@ class Scheduler(BaseScheduler):
 
     # -- Scrapy's scheduler interface --------------------------------------------------------------
     def enqueue_request(self, request: Request) -> bool:
+        if self.frontier is None:   # refused to start (see open)
+            return False
         self._buffer.append((request, self.fingerprinter.fingerprint(request)))
         if len(self._buffer) >= self.settings.batch:
             self._write_buffer()
         return True
 
     def next_request(self) -> Request | None:
+        if self.frontier is None:
+            return None
         self._reap()
         if len(self._out) >= self.concurrency:
             return None   # the engine asks again when it has processed one
@@ -161,6 +175,8 @@ class Scheduler(BaseScheduler):
             return request
 
     def has_pending_requests(self) -> bool:
+        if self.frontier is None:
+            return False
         self._reap()
         return len(self) > 0
 

@@ -23,7 +23,8 @@ setting                         default     meaning
 ``PYCRAWLER_BATCH``             1000        requests buffered before they are written to JE
 ==============================  ==========  ====================================================
 
-The seen table and the queue policy are kept in the folder (``scrapy.json``): resuming with
+Mistakes are reported when the scheduler or duplicate filter opens: one error line, and the
+spider closes with reason ``pycrawler_error`` (:func:`refuse_to_start`). The seen table and the queue policy are kept in the folder (``scrapy.json``): resuming with
 others is refused, since the stored queues and seen keys would be misread.
 """
 
@@ -31,9 +32,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from pathlib import Path
 
-from ..errors import BadInput
+from ..errors import BadInput, PycrawlerError
 
 KEPT = ("seen", "queue_policy")
 KEPT_FILE = "scrapy.json"
@@ -100,3 +102,21 @@ class PycrawlerSettings:
         from ..crawl.engine import parse_delay
 
         return {"assignment": self.queue_policy, "politeness": parse_delay(self.delay)}
+
+
+def refuse_to_start(crawler, error: PycrawlerError):
+    """Report a pycrawler error met while a component opens (bad settings, a state folder that
+    another crawl holds) as one error line, and have the spider closed with reason
+    ``pycrawler_error`` as soon as it is open: Scrapy closes a spider cleanly when a
+    ``spider_opened`` handler raises ``CloseSpider``, not when a scheduler's ``open`` does.
+    Returns the handler, which the caller keeps (Scrapy holds handlers by weak reference)."""
+    from scrapy import signals
+    from scrapy.exceptions import CloseSpider
+
+    logging.getLogger("pycrawler.scrapy").error("%s", error)
+
+    def close(spider):
+        raise CloseSpider("pycrawler_error")
+
+    crawler.signals.connect(close, signal=signals.spider_opened)
+    return close

@@ -197,7 +197,7 @@ def test_the_jdk_docs_on_loopback_are_fully_covered(tmp_path):
     with StaticSite(JDK_DOCS) as base:
         truth = reachable_pages(JDK_DOCS, base_url=base)
         done = run_scrapy(base + "index.html", scheduler_settings(tmp_path / "state", CONCURRENT_REQUESTS="16"),
-                          urls_out=tmp_path / "urls.txt", timeout=900)
+                          urls_out=tmp_path / "urls.txt", timeout=1800)
     fetched = (tmp_path / "urls.txt").read_text().split()
     assert coverage(fetched, truth, JDK_DOCS, base) == (1.0, len(truth))
     assert len(fetched) == len(set(fetched))       # no page twice

@@ -107,8 +107,10 @@ class PycrawlerSettings:
 def refuse_to_start(crawler, error: PycrawlerError):
     """Report a pycrawler error met while a component opens (bad settings, a state folder that
     another crawl holds) as one error line, and have the spider closed with reason
-    ``pycrawler_error`` as soon as it is open: Scrapy closes a spider cleanly when a
-    ``spider_opened`` handler raises ``CloseSpider``, not when a scheduler's ``open`` does.
+    ``pycrawler_error`` as soon as it is open: Scrapy (2.19) closes a spider cleanly when a
+    ``spider_opened`` handler raises ``CloseSpider``, not when a scheduler's ``open`` does
+    (Scrapy 2.11 logs that ``CloseSpider`` as an error; the refusing component then takes no
+    request, so the spider finishes at once).
     Returns the handler, which the caller keeps (Scrapy holds handlers by weak reference)."""
     from scrapy import signals
     from scrapy.exceptions import CloseSpider

@@ -276,12 +276,17 @@ def report(theirs: Run, ours: Run, truth_size: int) -> None:
     print(" ".join(f"{key}={value}" for key, value in figures.items()))
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
+def add_site_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of a benchmark that crawls the docs: --docs, --seed, --concurrency, --max-pages."""
     parser.add_argument("--docs", type=Path, default=DEFAULT_DOCS, help="directory to serve and crawl")
     parser.add_argument("--seed", default=DEFAULT_SEED, help="seed page, a path under --docs")
-    parser.add_argument("--concurrency", type=int, default=32, help="requests in flight, both crawlers")
+    parser.add_argument("--concurrency", type=int, default=32, help="requests in flight, every crawler")
     parser.add_argument("--max-pages", type=int, default=None, help="stop each crawl after about N pages")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
+    add_site_arguments(parser)
     parser.add_argument("--server", choices=("auto", "nginx", "python"), default="auto",
                         help="what serves the site (python is a fallback that limits both crawlers)")
     parser.add_argument("--keep", type=Path, default=None,

@@ -41,7 +41,7 @@ import time
 import types
 from pathlib import Path
 
-from crawl_vs_scrapy import DEFAULT_DOCS, DEFAULT_SEED, Run, figure, measure, run_scrapy
+from crawl_vs_scrapy import Run, add_site_arguments, figure, measure, run_scrapy
 
 VARIANTS = ("memory", "jobdir", "exact", "bloom", "drum")
 ROUND = 10_000
@@ -107,10 +107,7 @@ def run_scale(variant: str, work: Path, args) -> Run:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
-    parser.add_argument("--docs", type=Path, default=DEFAULT_DOCS, help="directory to serve and crawl")
-    parser.add_argument("--seed", default=DEFAULT_SEED, help="seed page, a path under --docs")
-    parser.add_argument("--concurrency", type=int, default=32, help="requests in flight")
-    parser.add_argument("--max-pages", type=int, default=None, help="stop each crawl after about N pages")
+    add_site_arguments(parser)
     parser.add_argument("--seen", type=int, default=10_000_000, help="scale: distinct requests enqueued")
     parser.add_argument("--queued", type=int, default=2_000_000, help="scale: requests left waiting")
     parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated, of {', '.join(VARIANTS)}")

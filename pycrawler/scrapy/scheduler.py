@@ -57,6 +57,9 @@ from .settings import PycrawlerSettings, refuse_to_start
 
 logger = logging.getLogger(__name__)
 
+PREFETCH = 32
+"""Head records the frontier reads per queue per JVM call: a refill of the scheduler's
+read-ahead (``CONCURRENT_REQUESTS`` records) then seldom crosses into the JVM."""
 LEVELS = (MAX_PRECEDENCE + 1) ** 2
 """Priority levels of the frontier's order: a directive byte and a precedence byte, 0..127 each."""
 
@@ -110,7 +113,7 @@ class Scheduler(BaseScheduler):
             settings.seen, None, settings.state, bloom_capacity=settings.bloom_capacity, option="PYCRAWLER_SEEN")
         try:
             self.frontier = WorkQueueFrontier.open(settings.state, table, create=True, canonicalizer="none",
-                                                   prefetch=32, **settings.frontier_options())
+                                                   prefetch=PREFETCH, **settings.frontier_options())
         except BaseException:
             if table is not None:
                 table.close()

@@ -26,7 +26,8 @@ downloader in the process, Scrapy's scheduler uses ``ScrapyPriorityQueue`` (its 
 that does not ask the downloader for slots) rather than its default ``DownloaderAwarePriorityQueue``.
 
 The last line is ``key=value`` figures: per variant ``<variant>_pages_per_s``,
-``<variant>_peak_rss_mb``, ``<variant>_scale_peak_rss_mb``, ``<variant>_scale_s``; then
+``<variant>_pages_per_cpu_s`` (pages per second of the crawl's CPU: what a loaded machine
+disturbs least), ``<variant>_peak_rss_mb``, ``<variant>_scale_peak_rss_mb``, ``<variant>_scale_s``; then
 ``exact_vs_memory_pages`` (pycrawler exact's pages/s over Scrapy's in memory) and
 ``exact_vs_memory_scale_rss`` (the ratio of the scale runs' peak RSS).
 """
@@ -144,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
                 if run.ran:
                     run.coverage, run.covered = coverage(run.ok_urls, truth, args.docs, base_url)
                 print(f"crawl {variant}: {run.responses} pages in {run.wall_s:.1f} s, "
-                      f"{figure(run.pages_per_s)} pages/s, peak RSS {figure(run.peak_rss_mb, 0)} MB, "
+                      f"{figure(run.pages_per_s)} pages/s, {figure(run.pages_per_cpu_s)} pages/CPU s, "
+                      f"peak RSS {figure(run.peak_rss_mb, 0)} MB, "
                       f"coverage {run.covered}/{len(truth)} {run.note}", flush=True)
     if not args.skip_scale:
         for variant in variants:
@@ -161,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     for variant in variants:
         crawl, scale = crawls.get(variant, Run(variant)), scales.get(variant, Run(variant))
         figures[f"{variant}_pages_per_s"] = figure(crawl.pages_per_s)
+        figures[f"{variant}_pages_per_cpu_s"] = figure(crawl.pages_per_cpu_s)
         figures[f"{variant}_peak_rss_mb"] = figure(crawl.peak_rss_mb, 0)
         figures[f"{variant}_scale_peak_rss_mb"] = figure(scale.peak_rss_mb, 0)
         figures[f"{variant}_scale_s"] = figure(scale.wall_s if scale.ran else None)

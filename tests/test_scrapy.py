@@ -135,9 +135,12 @@ def test_kill_9_three_times_then_the_same_command_finishes_the_crawl(tmp_path):
     assert "pycrawler: 0 requests waiting" not in done.stderr
 
 
-def test_the_duplicate_filter_alone_under_scrapys_scheduler_keeps_its_seen_set(site, tmp_path):
+@pytest.mark.parametrize("seen, kept_in", [(None, "visited.bloom"), ("exact", "00000000.jdb")])
+def test_the_duplicate_filter_alone_under_scrapys_scheduler_keeps_its_seen_set(site, tmp_path, seen, kept_in):
     root, truth = site
     settings = {"DUPEFILTER_CLASS": "pycrawler.scrapy.DupeFilter", "PYCRAWLER_STATE": str(tmp_path / "seen")}
+    if seen:
+        settings["PYCRAWLER_SEEN"] = seen
     server = CountingServer(root)
     with server as base:
         first = run_scrapy(base + "index.html", settings)
@@ -149,7 +152,7 @@ def test_the_duplicate_filter_alone_under_scrapys_scheduler_keeps_its_seen_set(s
     assert server.page_counts()["index.html"] == 3
     assert sum(server.page_counts().values()) == len(truth) + 1 + 2   # d0/missing.html once
     assert "'dupefilter/filtered'" in first.stderr and "'downloader/request_count': 1," in again.stderr
-    assert (tmp_path / "seen" / "visited.bloom").exists()
+    assert (tmp_path / "seen" / kept_in).exists()
 
 
 def test_a_request_with_a_lambda_callback_gets_one_clear_error(site, tmp_path):

@@ -28,7 +28,7 @@ from scrapy.dupefilters import BaseDupeFilter
 from ..errors import BadInput, PycrawlerError
 from ..seen.tables import open_visited
 from .fingerprints import seen_keys
-from .settings import PycrawlerSettings, refuse_to_start
+from .settings import PycrawlerSettings, refuse_to_start, small_jvm
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +74,9 @@ class DupeFilter(BaseDupeFilter):
             from ..frontier.todo import JE_CONFIG
             from ..store import Environment
 
-            self.env = Environment(state, create=True, durability="write_no_sync", config=JE_CONFIG)
+            small_jvm()
+            self.env = Environment(state, create=True, durability="write_no_sync",
+                                   cache_size=settings.je_cache_mb << 20, config=JE_CONFIG)
         self.table = open_visited(settings.seen, self.env, state, bloom_capacity=settings.bloom_capacity,
                                   option="PYCRAWLER_SEEN")
 

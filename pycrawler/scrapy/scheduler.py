@@ -53,7 +53,7 @@ from ..seen.tables import open_visited
 from .engine_view import EngineView
 from .fingerprints import seen_keys
 from .requests import UnserializableRequest, dumps, loads, payload_of, to_record
-from .settings import PycrawlerSettings, refuse_to_start
+from .settings import PycrawlerSettings, refuse_to_start, small_jvm
 
 logger = logging.getLogger(__name__)
 
@@ -107,13 +107,15 @@ class Scheduler(BaseScheduler):
     def _open(self) -> None:
         settings = self.settings = PycrawlerSettings.from_settings(self.crawler.settings, "pycrawler.scrapy.Scheduler")
         settings.bind()
+        small_jvm()
         # The exact set lives in the frontier's environment (WorkQueueFrontier.open makes it),
         # so a batch's seen check and enqueue commit together.
         table = None if settings.seen == "exact" else open_visited(
             settings.seen, None, settings.state, bloom_capacity=settings.bloom_capacity, option="PYCRAWLER_SEEN")
         try:
             self.frontier = WorkQueueFrontier.open(settings.state, table, create=True, canonicalizer="none",
-                                                   prefetch=PREFETCH, **settings.frontier_options())
+                                                   cache_size=settings.je_cache_mb << 20, prefetch=PREFETCH,
+                                                   **settings.frontier_options())
         except BaseException:
             if table is not None:
                 table.close()

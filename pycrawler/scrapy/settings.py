@@ -21,6 +21,9 @@ setting                         default     meaning
                                             ``pycrawler crawl --delay``: ``polite``, seconds
                                             or a factor of the fetch time (``5x``)
 ``PYCRAWLER_BATCH``             1000        requests buffered before they are written to JE
+``PYCRAWLER_JE_CACHE_MB``       64          JE's cache; the JVM's heap is ``PYCRAWLER_HEAP``
+                                            (128m unless set, :func:`small_jvm`): raise both
+                                            together for a seen set of many millions
 ==============================  ==========  ====================================================
 
 Mistakes are reported when the scheduler or duplicate filter opens: one error line, and the
@@ -33,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
 from pathlib import Path
 
 from ..errors import BadInput, PycrawlerError
@@ -53,6 +57,7 @@ class PycrawlerSettings:
     queues: int = 256
     delay: str = "polite"
     batch: int = 1000
+    je_cache_mb: int = 64
 
     @classmethod
     def from_settings(cls, settings, component: str) -> "PycrawlerSettings":
@@ -64,7 +69,7 @@ class PycrawlerSettings:
                            "(e.g. -s PYCRAWLER_STATE=crawls/myspider)")
         defaults = cls(Path(state))
         numbers = {name: settings.getint(f"PYCRAWLER_{name.upper()}", getattr(defaults, name))
-                   for name in ("bloom_capacity", "queues", "batch")}
+                   for name in ("bloom_capacity", "queues", "batch", "je_cache_mb")}
         for name, value in numbers.items():
             if value < 1:
                 raise BadInput(f"PYCRAWLER_{name.upper()} must be a positive integer, not {value}")
@@ -102,6 +107,21 @@ class PycrawlerSettings:
         from ..crawl.engine import parse_delay
 
         return {"assignment": self.queue_policy, "politeness": parse_delay(self.delay)}
+
+
+def small_jvm() -> None:
+    """Start the JVM, when this process has not yet, as ``pycrawler crawl`` does (a 128 MB heap,
+    JE's cache 64 MB of it, the serial collector, the C1 compiler only:
+    ``pycrawler.jvm.CRAWL_JVM``), unless ``PYCRAWLER_HEAP`` or ``PYCRAWLER_JVM_OPTS``
+    say otherwise. The scheduler's JVM side is the crawl's: short batches."""
+    import jpype
+
+    from .. import jvm
+
+    if not jpype.isJVMStarted():
+        for name, value in jvm.CRAWL_JVM.items():
+            os.environ.setdefault(name, value)
+        jvm.start()
 
 
 def refuse_to_start(crawler, error: PycrawlerError):

@@ -11,18 +11,9 @@ from ..crawl.diskspace import DEFAULT_MIN_FREE_MB
 from ..crawl.engine import CrawlConfig, Crawler, parse_delay
 from ..crawl.scope import SCOPES, server
 from ..errors import BadInput, PycrawlerError
+from ..jvm import CRAWL_JVM
 
 LOCAL_CONTACT = "http://localhost/"
-CRAWL_JVM = {"PYCRAWLER_HEAP": "128m",
-             "PYCRAWLER_JVM_OPTS": "-XX:+UseSerialGC -Xmn16m -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=24m"}
-"""The crawl's JVM, unless the environment says otherwise. JE's cache is 64 MB here and the
-batches are short-lived, so: a heap of twice the cache; a 16 MB young generation (the JVM
-would size it to a third of the heap, and every page of it is touched between two minor
-collections, which the batches' little surviving data keeps cheap); the serial collector (no
-GC threads competing for the cores the crawl needs); only the C1 compiler, with a small code
-cache (the Java side is thin loops over batches, which C2 would not make measurably faster).
-Measured on the JDK docs crawl: the crawling process peaked at ~170 MB instead of ~250 MB
-(numba aside), at the same pages/s."""
 
 
 def contact_for(seeds: list[str], given: str | None) -> str:

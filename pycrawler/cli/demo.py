@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from .. import demo
-from .crawl import CRAWL_JVM
+from ..jvm import CRAWL_JVM
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -78,6 +78,7 @@ from ..keys.schemes import get_seen_key_scheme
 from ..parse.html import HTML_TYPES, looks_like_html, mime_type
 from ..parse.links import Hop, Outlink, PathRepetitionRule, trailing_redirects
 from ..records.crawl_url import CrawlUrl, encode
+from ..seen.tables import SEEN_TABLE_PATHS, open_visited  # noqa: F401 -- SEEN_TABLE_PATHS: part of this module's API
 from ..store import Environment
 from ..store.java_errors import translate
 from ..store.tuple import java_utf
@@ -95,8 +96,6 @@ SETTINGS_FILE = "crawl.json"
 CRAWL_LOG = "crawl.log"
 KEPT_SETTINGS = ("seen", "queue_policy", "canon", "seen_key")
 """Settings a state folder is bound to: a resume with other values would misread its stores."""
-SEEN_TABLE_PATHS = {"exact": "visited", "bloom": "visited.bloom", "drum": "drum"}
-"""Where each Visited table of a state folder lives (``exact``: a database of its environment)."""
 SETTING_DEFAULTS = {"seen": "exact", "queue_policy": "host", "seen_key": "md5"}
 """Values of unset kept settings in a new state folder (``canon``: the seen-key scheme's)."""
 
@@ -298,21 +297,6 @@ class Crawler:
         self.config = dataclasses.replace(self.config, **chosen)
         path.write_text(json.dumps(chosen | {"seeds": self.seeds}, indent=1) + "\n")
 
-    def _open_visited(self, env: Environment, state: Path):
-        kind = self.config.seen
-        if kind == "exact":
-            from ..seen.exact import ExactVisited
-            return ExactVisited(env, SEEN_TABLE_PATHS["exact"], create=True)
-        if kind == "bloom":
-            from ..seen.bloom import BloomFilter
-            path = state / SEEN_TABLE_PATHS["bloom"]
-            return (BloomFilter.open(path) if path.exists()
-                    else BloomFilter.create(path, self.config.bloom_capacity, 0.001))
-        if kind == "drum":
-            from ..seen.drum import DrumVisited
-            return DrumVisited(state / SEEN_TABLE_PATHS["drum"])
-        raise BadInput(f"--seen must be exact, bloom or drum, not {kind!r}")
-
     def _open(self) -> None:
         config = self.config
         state = Path(config.state)
@@ -335,7 +319,7 @@ class Crawler:
         self.env = Environment(state, create=True, durability="write_no_sync", cache_size=config.je_cache_mb << 20,
                                config=je_config)
         try:
-            self.visited = self._open_visited(self.env, state)
+            self.visited = open_visited(config.seen, self.env, state, bloom_capacity=config.bloom_capacity)
             if self.url_cache is not None:
                 from ..seen.cached import cached
                 self.visited = cached(self.visited, self.url_cache)

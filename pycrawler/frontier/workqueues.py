@@ -79,7 +79,7 @@ from ..keys.canon import Canonicalizer, get_canonicalizer
 from ..keys.schemes import DEFAULT_SEEN_KEY, SeenKeyScheme, get_seen_key_scheme
 from ..keys.urls import packed_utf8
 from ..records.crawl_url import CrawlUrl, _read_string, decode, encode
-from ..seen.protocol import SynchronousVisited, Visited
+from ..seen.protocol import SynchronousVisited, Visited, as_keys
 from ..store import Environment
 from ..store.java_errors import je_errors
 from ..store.packing import pack, unpack
@@ -458,13 +458,15 @@ class WorkQueueFrontier(TodoFrontier):
 
     # -- schedule -----------------------------------------------------------------------------------
     def schedule(self, urls: Iterable[str | CrawlUrl], *, layer: int = 0, directive: int = NORMAL,
-                 precedence: int = DEFAULT_PRECEDENCE, force: bool = False) -> Scheduled:
+                 precedence: int = DEFAULT_PRECEDENCE, force: bool = False, seen_keys=None) -> Scheduled:
         """Canonicalise ``urls`` (strings, or CrawlUrl records whose ``ori_url`` is the URL),
         pass them through the Visited table and enqueue the new ones, in one transaction.
 
         ``force`` enqueues every valid URL even when seen before (a force-fetch). Strings
         become records with ``layer``. The enqueued record's ``ori_url`` is the canonical URL
-        when the canonicaliser's form is fetchable, else the URL as given."""
+        when the canonicaliser's form is fetchable, else the URL as given. ``seen_keys``: the
+        Visited keys of ``urls``, one per URL, when the caller keys them by something else than
+        the canonical URL (a Scrapy request's fingerprint); None: the seen-key scheme's keys."""
         self._require_writable()
         if not 0 <= directive <= MAX_PRECEDENCE or not 0 <= precedence:
             raise BadInput(f"directive must be in 0..{MAX_PRECEDENCE} and precedence >= 0")
@@ -478,7 +480,13 @@ class WorkQueueFrontier(TodoFrontier):
         result = Scheduled(rejected=len(items) - len(valid))
         if not valid:
             return result
-        seen_keys = self.seen_key.keys([canonical[i] for i in valid])
+        if seen_keys is None:
+            seen_keys = self.seen_key.keys([canonical[i] for i in valid])
+        else:
+            seen_keys = as_keys(seen_keys)
+            if len(seen_keys) != len(items):
+                raise BadInput(f"{len(seen_keys)} seen keys for {len(items)} URLs")
+            seen_keys = seen_keys[valid]
         fetchable = self.canonicalizer.fetchable
         fetch_urls = [canonical[i] if fetchable else originals[i] for i in valid]
         records = [items[i] for i in valid]

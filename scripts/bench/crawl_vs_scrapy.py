@@ -146,7 +146,9 @@ def measure(run: Run, command: list[str], log: Path) -> None:
 # Scrapy
 
 
-def scrapy_command(start_url: str, work: Path, concurrency: int, max_pages: int | None) -> list[str]:
+def scrapy_command(start_url: str, work: Path, concurrency: int, max_pages: int | None,
+                   extra: dict | None = None) -> list[str]:
+    """The spider's command line; ``extra``: more Scrapy settings (another scheduler, a JOBDIR)."""
     settings = {
         "ROBOTSTXT_OBEY": "False",
         "CONCURRENT_REQUESTS": concurrency,
@@ -161,6 +163,7 @@ def scrapy_command(start_url: str, work: Path, concurrency: int, max_pages: int 
     }
     if max_pages:
         settings["CLOSESPIDER_PAGECOUNT"] = max_pages
+    settings.update(extra or {})
     command = [sys.executable, "-m", "scrapy", "runspider", str(SPIDER), "-a", f"start_url={start_url}",
                "-a", f"urls_out={work / 'scrapy-urls.txt'}", "-a", f"stats_out={work / 'scrapy-stats.json'}"]
     for name, value in settings.items():
@@ -168,9 +171,11 @@ def scrapy_command(start_url: str, work: Path, concurrency: int, max_pages: int 
     return command
 
 
-def run_scrapy(start_url: str, work: Path, concurrency: int, max_pages: int | None) -> Run:
-    run = Run("scrapy")
-    measure(run, scrapy_command(start_url, work, concurrency, max_pages), work / "scrapy.log")
+def run_scrapy(start_url: str, work: Path, concurrency: int, max_pages: int | None, *, name: str = "scrapy",
+               extra: dict | None = None) -> Run:
+    """One measured Scrapy crawl (``name``: the run's label; ``extra``: see :func:`scrapy_command`)."""
+    run = Run(name)
+    measure(run, scrapy_command(start_url, work, concurrency, max_pages, extra), work / "scrapy.log")
     if run.ran:
         stats = json.loads((work / "scrapy-stats.json").read_text())
         run.responses = int(stats.get("response_received_count", 0))
@@ -271,12 +276,17 @@ def report(theirs: Run, ours: Run, truth_size: int) -> None:
     print(" ".join(f"{key}={value}" for key, value in figures.items()))
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
+def add_site_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of a benchmark that crawls the docs: --docs, --seed, --concurrency, --max-pages."""
     parser.add_argument("--docs", type=Path, default=DEFAULT_DOCS, help="directory to serve and crawl")
     parser.add_argument("--seed", default=DEFAULT_SEED, help="seed page, a path under --docs")
-    parser.add_argument("--concurrency", type=int, default=32, help="requests in flight, both crawlers")
+    parser.add_argument("--concurrency", type=int, default=32, help="requests in flight, every crawler")
     parser.add_argument("--max-pages", type=int, default=None, help="stop each crawl after about N pages")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
+    add_site_arguments(parser)
     parser.add_argument("--server", choices=("auto", "nginx", "python"), default="auto",
                         help="what serves the site (python is a fallback that limits both crawlers)")
     parser.add_argument("--keep", type=Path, default=None,

@@ -1,0 +1,58 @@
+"""Scrapy requests in the frontier's records, in Scrapy's own serialization.
+
+A request is stored as Scrapy stores it in ``JOBDIR`` disk queues: ``request.to_dict(spider=...)``
+(callbacks and errbacks by the name of the spider method, meta, cb_kwargs, headers, body,
+priority, flags) pickled with protocol 4, and read back with ``request_from_dict``. The bytes go
+into the :class:`~pycrawler.records.crawl_url.CrawlUrl` record the work-queue frontier keeps
+per URL: ``ori_url`` is the request's URL (the queue policy reads it) and ``description`` the
+pickle as a Latin-1 string (one character per byte; JE's UTF keeps bytes below 0x80 as they are,
+and a pickle is mostly those).
+
+A request that cannot be stored (a lambda or a function that is not a spider method as
+callback, an unpicklable object in meta) raises :class:`UnserializableRequest`, whose message
+names the request and says why.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+from scrapy import Request
+from scrapy.utils.request import request_from_dict
+
+from ..errors import BadInput
+from ..records.crawl_url import CrawlUrl
+
+PICKLE_PROTOCOL = 4   # what Scrapy's disk queues use
+
+
+class UnserializableRequest(BadInput):
+    """A request Scrapy's request serialization cannot store; the message names it."""
+
+
+def dumps(request: Request, spider) -> bytes:
+    """The stored form of ``request``; :class:`UnserializableRequest` when it has none."""
+    try:
+        return pickle.dumps(request.to_dict(spider=spider), protocol=PICKLE_PROTOCOL)
+    except (ValueError, TypeError, AttributeError, pickle.PicklingError) as exc:
+        raise UnserializableRequest(
+            f"cannot store {request} in the crawl state: {exc} (callbacks and errbacks must be methods of the "
+            f"spider, and meta and cb_kwargs picklable)") from None
+
+
+def loads(payload: bytes, spider) -> Request:
+    """The request :func:`dumps` stored; BadInput when the spider no longer has its callback."""
+    try:
+        return request_from_dict(pickle.loads(payload), spider=spider)  # noqa: S301 -- our own state
+    except (ValueError, AttributeError) as exc:
+        raise BadInput(f"a stored request does not fit spider {spider.name!r}: {exc}") from None
+
+
+def to_record(url: str, payload: bytes) -> CrawlUrl:
+    """The frontier record that carries a stored request."""
+    return CrawlUrl(ori_url=url, description=payload.decode("latin-1"))
+
+
+def payload_of(record: CrawlUrl) -> bytes:
+    """The stored request of a frontier record made by :func:`to_record`."""
+    return record.description.encode("latin-1")

@@ -1,0 +1,269 @@
+"""pycrawler inside Scrapy: the scheduler and the duplicate filter under real ``scrapy runspider`` crawls.
+
+Each crawl is a child process running ``tests/scrapy_spider.py`` (a ``CrawlSpider``) against a
+site served on 127.0.0.1 by :class:`crawl_sites.CountingServer`, which counts every request on
+the server's side: coverage and repeats are read there, not from Scrapy's own account.
+
+Scrapy 2.11, the oldest release supported, runs from a virtualenv made under ``target/`` on
+first use (Scrapy 2.11.2 with the Twisted and w3lib of its time, everything else shared with
+``.venv``); the tests that need it are skipped when the package index cannot be reached.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+import pytest
+
+from crawl_sites import ROOT, CountingServer, write_site
+
+pytest.importorskip("scrapy")
+
+SPIDER = Path(__file__).with_name("scrapy_spider.py")
+OLD_SCRAPY = ("scrapy==2.11.2", "w3lib==2.1.2", "Twisted==24.3.0")
+OLD_SCRAPY_VENV = ROOT / "target" / "scrapy-2.11"
+ASYNCIO = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+EPOLL = "twisted.internet.epollreactor.EPollReactor"
+CONCURRENCY = 8
+CONCURRENT_REQUESTS_BOUND = CONCURRENCY
+
+
+@pytest.fixture(scope="session")
+def old_scrapy_python() -> str:
+    """The Python of a virtualenv with Scrapy 2.11 that sees .venv's other packages."""
+    python = OLD_SCRAPY_VENV / "bin" / "python"
+    stamp = OLD_SCRAPY_VENV / ".installed"
+    if not stamp.exists() or stamp.read_text() != " ".join(OLD_SCRAPY):
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(OLD_SCRAPY_VENV)], check=True)
+        site_packages = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                       check=True, capture_output=True, text=True).stdout.strip()
+        Path(site_packages, "pycrawler-venv.pth").write_text(
+            f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n")
+        install = subprocess.run([str(python), "-m", "pip", "install", "-q", *OLD_SCRAPY], capture_output=True, text=True)
+        if install.returncode:
+            pytest.skip(f"cannot install {' '.join(OLD_SCRAPY)}: {install.stderr.strip()[-300:]}")
+        stamp.write_text(" ".join(OLD_SCRAPY))
+    return str(python)
+
+
+def scrapy_command(start_url: str, settings: dict, *, python: str = sys.executable, **spider_args) -> list[str]:
+    base = {"LOG_LEVEL": "INFO", "ROBOTSTXT_OBEY": "False", "TELNETCONSOLE_ENABLED": "False",
+            "CONCURRENT_REQUESTS": str(CONCURRENCY), "TWISTED_REACTOR": ASYNCIO}
+    command = [python, "-m", "scrapy", "runspider", str(SPIDER), "-a", f"start_url={start_url}"]
+    for name, value in spider_args.items():
+        command += ["-a", f"{name}={value}"]
+    for name, value in (base | settings).items():
+        command += ["-s", f"{name}={value}"]
+    return command
+
+
+def run_scrapy(start_url: str, settings: dict, *, python: str = sys.executable, timeout: float = 120,
+               **spider_args) -> subprocess.CompletedProcess:
+    done = subprocess.run(scrapy_command(start_url, settings, python=python, **spider_args), cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    return done
+
+
+def scheduler_settings(state: Path, **more) -> dict:
+    return {"SCHEDULER": "pycrawler.scrapy.Scheduler", "PYCRAWLER_STATE": str(state), **more}
+
+
+@pytest.fixture
+def site(tmp_path) -> tuple[Path, set[str]]:
+    root = tmp_path / "site"
+    return root, write_site(root, 300)
+
+
+def fetched_once_each(counts: dict[str, int], truth: set[str], *, start_twice: bool = False) -> None:
+    """Every page of ``truth`` was fetched, none twice (but the start page when ``start_twice``)."""
+    assert truth - counts.keys() == set()
+    twice = {"index.html": 2} if start_twice else {}
+    assert {page: n for page, n in counts.items() if page in truth and n > 1} == twice
+
+
+@pytest.mark.parametrize("scrapy_version, reactor, seen, policy", [
+    ("current", ASYNCIO, "exact", "scrapy"),
+    ("current", EPOLL, "bloom", "host"),
+    ("current", ASYNCIO, "drum", "bkdr-host:4"),
+    ("2.11", EPOLL, "exact", "scrapy"),
+    ("2.11", ASYNCIO, "bloom", "scrapy"),
+])
+def test_a_crawl_spider_fetches_every_page_once(site, tmp_path, request, scrapy_version, reactor, seen, policy):
+    python = request.getfixturevalue("old_scrapy_python") if scrapy_version == "2.11" else sys.executable
+    root, truth = site
+    settings = scheduler_settings(tmp_path / "state", TWISTED_REACTOR=reactor, PYCRAWLER_SEEN=seen,
+                                  PYCRAWLER_QUEUE_POLICY=policy, PYCRAWLER_DELAY="0")
+    server = CountingServer(root)
+    with server as base:
+        done = run_scrapy(base + "index.html", settings, python=python)
+    fetched_once_each(server.page_counts(), truth)
+    assert "'finish_reason': 'finished'" in done.stderr
+    assert f"'scheduler/dequeued/pycrawler': {len(truth) + 1}," in done.stderr  # and d0/missing.html, a 404
+
+
+def test_kill_9_three_times_then_the_same_command_finishes_the_crawl(tmp_path):
+    root = tmp_path / "site"
+    truth = write_site(root, 1500)
+    server = CountingServer(root)
+    with server as base:
+        command = scrapy_command(base + "index.html", scheduler_settings(tmp_path / "state"))
+        for kill in range(3):
+            before = sum(server.page_counts().values())
+            crawl = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 60
+            while sum(server.page_counts().values()) < before + 150 + 50 * kill:
+                assert crawl.poll() is None, "the crawl ended before it was killed"
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+            crawl.send_signal(signal.SIGKILL)
+            crawl.wait()
+        done = run_scrapy(base + "index.html", scheduler_settings(tmp_path / "state"))
+    counts = server.page_counts()
+    assert truth - counts.keys() == set()
+    repeats = sum(n - 1 for page, n in counts.items() if page in truth)
+    # Per kill: what the engine held (CONCURRENT_REQUESTS downloads and responses waiting for
+    # their callback), and the start URL, which Scrapy schedules with dont_filter on every run.
+    assert repeats <= 3 * (CONCURRENT_REQUESTS_BOUND + 1), sorted((n, p) for p, n in counts.items() if n > 1)
+    assert "pycrawler: 0 requests waiting" not in done.stderr
+
+
+@pytest.mark.parametrize("seen, kept_in", [(None, "visited.bloom"), ("exact", "00000000.jdb")])
+def test_the_duplicate_filter_alone_under_scrapys_scheduler_keeps_its_seen_set(site, tmp_path, seen, kept_in):
+    root, truth = site
+    settings = {"DUPEFILTER_CLASS": "pycrawler.scrapy.DupeFilter", "PYCRAWLER_STATE": str(tmp_path / "seen")}
+    if seen:
+        settings["PYCRAWLER_SEEN"] = seen
+    server = CountingServer(root)
+    with server as base:
+        first = run_scrapy(base + "index.html", settings)
+        # Scrapy's scheduler does not ask the filter about start requests (dont_filter), nor
+        # record them: the start page is fetched again when a link leads to it.
+        fetched_once_each(server.page_counts(), truth, start_twice=True)
+        again = run_scrapy(base + "index.html", settings)
+    # The second run finds every link seen: only the start request is fetched.
+    assert server.page_counts()["index.html"] == 3
+    assert sum(server.page_counts().values()) == len(truth) + 1 + 2   # d0/missing.html once
+    assert "'dupefilter/filtered'" in first.stderr and "'downloader/request_count': 1," in again.stderr
+    assert (tmp_path / "seen" / kept_in).exists()
+
+
+def test_a_request_with_a_lambda_callback_gets_one_clear_error(site, tmp_path):
+    root, truth = site
+    server = CountingServer(root)
+    with server as base:
+        done = run_scrapy(base + "index.html", scheduler_settings(tmp_path / "state"), lambda_callback="1")
+    errors = [line for line in done.stderr.splitlines() if "] ERROR: " in line]
+    assert len(errors) == 1, errors
+    assert re.search(f"cannot store <GET {re.escape(base)}d1/p1.html\\?lambda> in the crawl state: "
+                     "Function <function [^ ]*<lambda> at", errors[0]), errors[0]
+    assert "callbacks and errbacks must be methods of the spider" in errors[0]
+    assert "'scheduler/unserializable': 1," in done.stderr
+    fetched_once_each(server.page_counts(), truth)   # the crawl goes on without it
+
+
+def test_settings_mistakes_are_one_error_line_each_and_close_the_spider(site, tmp_path):
+    root, _ = site
+    with CountingServer(root) as base:
+        missing = subprocess.run(scrapy_command(base, {"SCHEDULER": "pycrawler.scrapy.Scheduler"}), cwd=ROOT,
+                                 capture_output=True, text=True, timeout=60)
+        run_scrapy(base + "index.html", scheduler_settings(tmp_path / "state"))
+        other = subprocess.run(scrapy_command(base, scheduler_settings(tmp_path / "state", PYCRAWLER_SEEN="bloom")),
+                               cwd=ROOT, capture_output=True, text=True, timeout=60)
+        drum = subprocess.run(scrapy_command(base, {"DUPEFILTER_CLASS": "pycrawler.scrapy.DupeFilter",
+                                                    "PYCRAWLER_STATE": str(tmp_path / "seen"),
+                                                    "PYCRAWLER_SEEN": "drum"}),
+                              cwd=ROOT, capture_output=True, text=True, timeout=60)
+    for done, message in ((missing, "pycrawler.scrapy.Scheduler needs PYCRAWLER_STATE"),
+                          (other, "was crawled with PYCRAWLER_SEEN='exact'; resume it with the same setting"),
+                          (drum, "DupeFilter answers per request: PYCRAWLER_SEEN must be bloom or exact")):
+        errors = [line for line in done.stderr.splitlines() if "] ERROR: " in line]
+        assert len(errors) == 1 and message in errors[0], done.stderr[-2000:]
+        assert "Traceback" not in done.stderr and "'finish_reason': 'pycrawler_error'" in done.stderr
+
+
+JDK_DOCS = Path("/usr/share/doc/openjdk-17-doc/api")
+
+
+@pytest.mark.skipif(not (JDK_DOCS / "index.html").exists(), reason="the JDK API docs (openjdk-17-doc) are not installed")
+def test_the_jdk_docs_on_loopback_are_fully_covered(tmp_path):
+    from pycrawler.crawl.ground_truth import coverage, reachable_pages
+    from pycrawler.crawl.site import StaticSite
+
+    with StaticSite(JDK_DOCS) as base:
+        truth = reachable_pages(JDK_DOCS, base_url=base)
+        done = run_scrapy(base + "index.html", scheduler_settings(tmp_path / "state", CONCURRENT_REQUESTS="16"),
+                          urls_out=tmp_path / "urls.txt", timeout=1800)
+    fetched = (tmp_path / "urls.txt").read_text().split()
+    assert coverage(fetched, truth, JDK_DOCS, base) == (1.0, len(truth))
+    assert len(fetched) == len(set(fetched))       # no page twice
+    assert "'finish_reason': 'finished'" in done.stderr
+
+
+# -- the parts, in this process -------------------------------------------------------------------
+
+def test_importing_pycrawler_does_not_import_scrapy():
+    probe = ("import sys, pycrawler, pycrawler.scrapy, pycrawler.frontier.workqueues, pycrawler.seen.tables; "
+             "print('scrapy' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True).stdout.strip() == "False"
+
+
+def test_higher_priorities_come_first_in_the_frontiers_order():
+    from pycrawler.scrapy.scheduler import frontier_order
+
+    priorities = [10_000, 8192, 300, 2, 1, 0, -1, -2, -300, -8191, -10_000]
+    orders = [frontier_order(p) for p in priorities]
+    assert orders == sorted(orders) and len(set(orders[1:-1])) == len(orders) - 2
+    assert orders[0] == orders[1] == (0, 0) and orders[-1] == orders[-2] == (127, 127)
+    assert all(0 <= byte <= 127 for order in orders for byte in order)
+
+
+def test_a_request_comes_back_from_its_frontier_record_as_scrapy_serialized_it():
+    from scrapy import Request
+    from scrapy.spiders import Spider
+
+    from pycrawler.frontier.workqueues import decode_entry, encode_entry
+    from pycrawler.scrapy.requests import dumps, loads, payload_of, to_record
+
+    class ProbeSpider(Spider):
+        name = "probe"
+
+        def parse_item(self, response):
+            pass
+
+        def failed(self, failure):
+            pass
+
+    spider = ProbeSpider()
+    request = Request("http://127.0.0.1:8000/a?b=c", method="POST", body=b"\x00\xff body", priority=-3,
+                      headers={"X-Probe": "yes"}, callback=spider.parse_item, errback=spider.failed,
+                      meta={"depth": 2, "path": ["x", "y"]}, cb_kwargs={"page": 7}, dont_filter=True,
+                      flags=["probe"])
+    record = decode_entry(encode_entry(to_record(request.url, dumps(request, spider)), request.url, 0))
+    back = loads(payload_of(record), spider)
+    assert record.ori_url == request.url
+    assert (back.url, back.method, back.body, back.priority, back.meta, back.cb_kwargs, back.dont_filter,
+            back.flags) == (request.url, "POST", b"\x00\xff body", -3, request.meta, {"page": 7}, True, ["probe"])
+    assert back.callback == spider.parse_item and back.errback == spider.failed
+    assert back.headers.getlist("X-Probe") == [b"yes"]
+
+
+def test_a_request_that_cannot_be_stored_is_named_in_the_error():
+    from scrapy import Request
+    from scrapy.spiders import Spider
+
+    from pycrawler.scrapy.requests import UnserializableRequest, dumps
+
+    spider = Spider(name="probe")
+    with pytest.raises(UnserializableRequest, match=r"cannot store <GET http://127.0.0.1/x> .*lambda"):
+        dumps(Request("http://127.0.0.1/x", callback=lambda response: None), spider)
+    with pytest.raises(UnserializableRequest, match=r"cannot store <GET http://127.0.0.1/y> "):
+        dumps(Request("http://127.0.0.1/y", meta={"lock": __import__("threading").Lock()}), spider)

@@ -34,7 +34,13 @@ TARGET = PROJECT_ROOT / "target"
 BRIDGE_JAR = TARGET / "pycrawler-bridge.jar"
 DEFAULT_HEAP = "1g"
 
-_JE_JAR = re.compile(r"^(je|db-je)-[\d.]+\.jar$")
+_JE_JAR = re.compile(r"^(?:je|db-je)-(\d+)[\d.]*\.jar$")
+
+
+def je_jar_major(path: Path) -> int | None:
+    """The JE major version a jar's name says (``je-7.5.11.jar``: 7), None for another jar."""
+    match = _JE_JAR.match(path.name)
+    return int(match.group(1)) if match else None
 
 
 def _expand(entry: str) -> list[Path]:
@@ -46,11 +52,15 @@ def _expand(entry: str) -> list[Path]:
     raise SetupError(f"PYCRAWLER_CLASSPATH names {entry!r}, which does not exist")
 
 
+def user_entries() -> list[Path]:
+    """``PYCRAWLER_CLASSPATH`` as jars and folders (a folder: its jars, then itself)."""
+    return [path for entry in filter(None, os.environ.get("PYCRAWLER_CLASSPATH", "").split(os.pathsep))
+            for path in _expand(entry)]
+
+
 def classpath() -> list[Path]:
     """The jars and folders the JVM will load, user entries first."""
-    user: list[Path] = []
-    for entry in filter(None, os.environ.get("PYCRAWLER_CLASSPATH", "").split(os.pathsep)):
-        user.extend(_expand(entry))
+    user = user_entries()
     if not BRIDGE_JAR.is_file():
         raise SetupError(f"the Java bridge is not built ({BRIDGE_JAR} is missing): run scripts/setup")
     user_has_je = any(_JE_JAR.match(p.name) for p in user)

@@ -80,7 +80,7 @@ from ..parse.links import Hop, Outlink, PathRepetitionRule, trailing_redirects
 from ..records.crawl_url import CrawlUrl, encode
 from ..seen.tables import SEEN_TABLE_PATHS, open_visited  # noqa: F401 -- SEEN_TABLE_PATHS: part of this module's API
 from ..store import Environment
-from ..store.java_errors import translate
+from ..store.java_errors import je_errors
 from ..store.tuple import java_utf
 from .diskspace import DEFAULT_MIN_FREE_MB, DiskSpaceMonitor
 from .outputs import CrawlOutputs
@@ -621,9 +621,10 @@ class Crawler:
             return
         if self._failure is None:
             try:
-                self._commit(finished)
+                with je_errors(str(self.config.state)):
+                    self._commit(finished)
             except Exception as exc:  # noqa: BLE001 -- whatever failed, what follows must not commit
-                self._fail(_crawl_error(exc, self.config.state))
+                self._fail(exc)
         self._in_process -= len(finished)
 
     def _commit(self, finished: list[_Finished]) -> None:
@@ -642,11 +643,3 @@ class Crawler:
         self.fetched.put_many([url_key(f.url) for f in finished], [f.record for f in finished])
         frontier.completed_many((f.url, f.outcome) for f in finished)
 
-
-def _crawl_error(exc: Exception, state: Path) -> Exception:
-    """A failed flush's error as the user should see it: a JE exception in pycrawler's words."""
-    try:
-        import jpype
-    except ImportError:  # pragma: no cover - JPype is a dependency
-        return exc
-    return translate(exc, str(state)) if isinstance(exc, jpype.JException) else exc

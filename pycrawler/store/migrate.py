@@ -16,20 +16,19 @@ is removed again if the copy fails, so a failed migration leaves nothing half-co
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from .. import jvm
 from ..errors import BadInput, PycrawlerError, SetupError
 from . import logfile
 
 TARGETS = (3, 7)
 KEY_PREFIXING = "keyprefixing"   # a DbDump header field of our own: JE's DbLoad has no such option
 BATCH_RECORDS = 10_000
-_JE_JAR = re.compile(r"^(?:je|db-je)-(\d+)[\d.]*\.jar$")
 
 
 def je_major_for(log_version: int) -> int:
@@ -38,16 +37,17 @@ def je_major_for(log_version: int) -> int:
 
 
 def classpath_for(major: int, je7_jar: Path | None) -> str:
-    """``PYCRAWLER_CLASSPATH`` for a child on JE ``major``: the user's entries with every JE
-    jar left out, then JE 7's jar for 7 (JE 3.3 comes from the build's ``target/lib``)."""
-    entries = [e for e in os.environ.get("PYCRAWLER_CLASSPATH", "").split(os.pathsep) if e]
-    kept = [e for e in entries if not _JE_JAR.match(Path(e).name)]
+    """``PYCRAWLER_CLASSPATH`` for a child on JE ``major``: the user's entries without any JE
+    (a folder holding a JE jar, such as a Heritrix 3 ``lib/``, gives its other jars one by one),
+    then JE 7's jar for 7 (JE 3.3 comes from the build's ``target/lib``)."""
+    kept = [path for path in jvm.user_entries() if jvm.je_jar_major(path) is None
+            and not (path.is_dir() and any(jvm.je_jar_major(jar) for jar in path.glob("*.jar")))]
     if major == 7:
         if je7_jar is None:
             raise SetupError("a JE 7 environment needs JE 7's jar: pass --je7-jar PATH (a Heritrix 3 lib/ "
                              "holds je-7.5.11.jar) or put it on PYCRAWLER_CLASSPATH")
-        kept.append(str(je7_jar))
-    return os.pathsep.join(kept)
+        kept.append(je7_jar)
+    return os.pathsep.join(map(str, kept))
 
 
 def find_je7_jar(given: str | Path | None) -> Path | None:
@@ -57,12 +57,7 @@ def find_je7_jar(given: str | Path | None) -> Path | None:
         if not path.is_file():
             raise BadInput(f"--je7-jar {given}: no such file")
         return path
-    for entry in filter(None, os.environ.get("PYCRAWLER_CLASSPATH", "").split(os.pathsep)):
-        path = Path(entry)
-        for jar in ([path] if path.is_file() else sorted(path.glob("*.jar")) if path.is_dir() else []):
-            if (m := _JE_JAR.match(jar.name)) and int(m.group(1)) >= 7:
-                return jar
-    return None
+    return next((path for path in jvm.user_entries() if (jvm.je_jar_major(path) or 0) >= 7), None)
 
 
 def migrate(source: str | Path, target: str | Path, to: int, *, je7_jar: str | Path | None = None) -> dict[str, int]:

@@ -642,4 +642,3 @@ class Crawler:
             summary.dupes_avoided += done.duplicates
         self.fetched.put_many([url_key(f.url) for f in finished], [f.record for f in finished])
         frontier.completed_many((f.url, f.outcome) for f in finished)
-

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from crawl_vs_scrapy import DEFAULT_DOCS, DEFAULT_SEED, Run, figure, measure, pycrawler_command, read_crawl_log  # noqa: E402
+from crawl_vs_scrapy import Run, add_site_arguments, figure, measure, pycrawler_command, read_crawl_log  # noqa: E402
 
 from pycrawler.crawl.ground_truth import coverage, reachable_pages  # noqa: E402
 from pycrawler.crawl.site import StaticSite  # noqa: E402
@@ -49,10 +49,7 @@ def crawl_once(name: str, start_url: str, work: Path, concurrency: int, max_page
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
-    parser.add_argument("--docs", type=Path, default=DEFAULT_DOCS, help="directory to serve and crawl")
-    parser.add_argument("--seed", default=DEFAULT_SEED, help="seed page, a path under --docs")
-    parser.add_argument("--concurrency", type=int, default=32, help="requests in flight")
-    parser.add_argument("--max-pages", type=int, default=None, help="stop each crawl after about N pages")
+    add_site_arguments(parser)
     parser.add_argument("--rounds", type=int, default=3, help="crawls per variant (alternating)")
     parser.add_argument("--work", type=Path, default=None,
                         help="folder for the crawls' states and outputs (default: a temporary one; "

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
@@ -38,16 +39,21 @@ def wanted(choice: bool | None, stream: TextIO | None = None) -> bool:
         return False
 
 
-def meter(desc: str, *, total: int | None = None, unit: str = "it", enabled: bool | None = None,
+def meter(desc: str, *, total: int | Callable[[], int] | None = None, unit: str = "it", enabled: bool | None = None,
           stream: TextIO | None = None, position: int | None = None, unit_scale: bool = False) -> tqdm:
     """A counter drawn on ``stream`` (default stderr) when :func:`wanted`; use it as a context
     manager and call ``update(n)`` as work is done. ``unit`` is plural (``records``): the display
-    reads ``12345 records [00:03, 4115.0 records/s]``; with ``unit_scale``, ``12.3k records``."""
+    reads ``12345 records [00:03, 4115.0 records/s]``; with ``unit_scale``, ``12.3k records``.
+    A ``total`` adds a bar and an ETA; given as a function, it is called only when the meter is
+    drawn (JE counts a database by walking it: a plain run should not pay for that)."""
     from tqdm import tqdm  # here, not at the top: every command's start-up imports this module
 
     stream = sys.stderr if stream is None else stream
+    shown = wanted(enabled, stream)
+    if callable(total):
+        total = total() if shown else None
     return tqdm(desc=desc, total=total, unit=f" {unit}", unit_scale=unit_scale, file=stream, position=position,
-                disable=not wanted(enabled, stream), dynamic_ncols=True)
+                disable=not shown, dynamic_ncols=True)
 
 
 def status_line(*, enabled: bool | None = None, stream: TextIO | None = None, position: int = 1) -> tqdm:

@@ -201,10 +201,7 @@ def run_dump(args: argparse.Namespace) -> int:
         raise BadInput("--printable chooses dbdump's print format; it does not apply to jsonl")
     with Environment(args.dir, read_only=True) as env:
         db = env.open_database(args.db)
-        # JE counts by walking the database: only a display that shows the total pays for it.
-        with meter(f"dump {args.db}", unit="records", enabled=args.progress) as bar:
-            if not bar.disable:
-                bar.reset(total=db.count())
+        with meter(f"dump {args.db}", total=db.count, unit="records", enabled=args.progress) as bar:
             if args.format == "dbdump":
                 _dump_dbdump(db, args, bar)
             else:

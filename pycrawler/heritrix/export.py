@@ -78,7 +78,7 @@ def write_seen(state: HeritrixState, out: BinaryIO, fmt: str = "raw", *, progres
     if fmt not in SEEN_FORMATS:
         raise BadInput(f"seen format must be one of {', '.join(SEEN_FORMATS)}, not {fmt!r}")
     written = 0
-    with seen_meter(state, progress) as bar:
+    with meter("seen", total=state.seen_count, unit="keys", enabled=progress) as bar:
         for keys in state.seen_keys():
             if fmt == "raw":
                 out.write(keys.astype(">u8").tobytes())
@@ -88,11 +88,3 @@ def write_seen(state: HeritrixState, out: BinaryIO, fmt: str = "raw", *, progres
             bar.update(len(keys))
     return written
 
-
-def seen_meter(state: HeritrixState, progress: bool | None):
-    """A :func:`pycrawler.progress.meter` of seen keys, whose total (JE counts by walking the
-    database) is read only when the meter is drawn."""
-    bar = meter("seen", unit="keys", enabled=progress)
-    if not bar.disable:
-        bar.reset(total=state.seen_count())
-    return bar

@@ -48,7 +48,7 @@ from ..keys.heritrix_canon import canonicalize_many
 from ..keys.heritrix_fp import create_keys
 from ..progress import meter
 from ..records.crawl_url import encode_many
-from .export import DECODE_BATCH, pending_urls, seen_meter, value_decoder
+from .export import DECODE_BATCH, pending_urls, value_decoder
 from .pending import KRYO_NEEDS, cap_queue, is_cap_key, parse_key
 from .state import HeritrixState
 
@@ -137,7 +137,7 @@ def _import(state: HeritrixState, into: Path, policy, seen_table: str, bloom_fpr
                 pending = _import_pending(state, frontier, batch, recovered, bar.update)
         finally:
             frontier.close()
-        with seen_meter(state, progress) as bar:
+        with meter("seen", total=state.seen_count, unit="keys", enabled=progress) as bar:
             seen = _import_seen(state, into, env, seen_table, bloom_fpr, bloom_capacity, bar.update)
     return pending, seen
 

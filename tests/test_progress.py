@@ -6,19 +6,17 @@ terminal, or with --no-progress, nothing is drawn."""
 from __future__ import annotations
 
 import dataclasses
-import fcntl
-import os
-import pty
+import io
 import re
-import struct
 import subprocess
 import sys
-import termios
-import threading
 
 import pytest
 from crawl_sites import ROOT, CountingServer, write_site
 from heritrix_stores import crawl, write_h1
+
+sys.path.insert(0, str(ROOT / "scripts" / "bench"))
+from terminal import pseudo_terminal  # noqa: E402 -- the benchmarks' terminal, shared
 
 RECORDS = 30_000
 COLUMNS = 120
@@ -28,44 +26,24 @@ FRAME = re.compile(r"\r([^\r\n\x1b]+)")  # what one redraw leaves on a line
 @dataclasses.dataclass
 class Run:
     returncode: int
-    stdout: bytes     # the pipe, or what the terminal shows when stdout is the terminal too
-    terminal: str     # everything written to the terminal
+    stdout: bytes     # what went to the pipe
+    terminal: str     # everything written to the terminal (stderr)
 
     def frames(self, start: str) -> list[str]:
         """The successive drawings of the display line that starts with ``start``."""
         return [f.rstrip() for f in FRAME.findall(self.terminal) if f.startswith(start)]
 
 
-def in_terminal(*args, stdout_too: bool = False, timeout: float = 120) -> Run:
-    """``pycrawler ARGS`` with stderr (and with ``stdout_too`` stdout) on a pseudo-terminal
-    COLUMNS wide, as in a user's shell; stdout otherwise goes to a pipe."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, COLUMNS, 0, 0))
-    chunks: list[bytes] = []
-
-    def drain():
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: every writer of the terminal has closed it
-                return
-            if not data:
-                return
-            chunks.append(data)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    try:
+def in_terminal(*args, timeout: float = 120) -> Run:
+    """``pycrawler ARGS`` with stderr on a pseudo-terminal COLUMNS wide, as in a user's shell,
+    and stdout to a pipe (as in ``pycrawler store dump ... > file`` there)."""
+    shown = io.BytesIO()
+    with pseudo_terminal(shown, COLUMNS) as terminal:
         child = subprocess.Popen([sys.executable, "-m", "pycrawler", *map(str, args)], cwd=ROOT,
-                                 stdin=subprocess.DEVNULL, stdout=slave if stdout_too else subprocess.PIPE,
-                                 stderr=slave)
-        os.close(slave)
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=terminal)
         stdout, _ = child.communicate(timeout=timeout)
-        reader.join(timeout=10)
-    finally:
-        os.close(master)
-    terminal = b"".join(chunks).decode("utf-8", "replace")
-    return Run(child.returncode, stdout if not stdout_too else terminal.encode(), terminal)
+    return Run(child.returncode, stdout, shown.getvalue().decode("utf-8", "replace"))
 
 
 def plain(*args) -> subprocess.CompletedProcess:

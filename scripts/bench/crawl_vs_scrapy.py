@@ -34,6 +34,7 @@ The last line is ``key=value`` figures (``NA`` where a side did not run).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -49,6 +50,7 @@ import psutil
 
 from pycrawler.crawl.ground_truth import coverage, reachable_pages
 from pycrawler.crawl.site import StaticSite
+from terminal import pseudo_terminal
 
 DEFAULT_DOCS = Path("/usr/share/doc/openjdk-17-doc/api")
 DEFAULT_SEED = "index.html"
@@ -120,20 +122,21 @@ def tree_memory(process: psutil.Process) -> tuple[int, int]:
     return rss, pss
 
 
-def measure(run: Run, command: list[str], log: Path) -> None:
-    """Run ``command`` (output to ``log``) and record its wall time, CPU and peak RSS on ``run``."""
-    with open(log, "wb") as output:
+def measure(run: Run, command: list[str], log: Path, *, terminal: bool = False) -> None:
+    """Run ``command`` (output to ``log``; with ``terminal``, through a :func:`pseudo_terminal`)
+    and record its wall time, CPU and peak RSS on ``run``."""
+    with open(log, "wb") as output, (pseudo_terminal(output) if terminal else contextlib.nullcontext(output)) as sink:
         started = time.monotonic()
-        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT)
-    watched = psutil.Process(child.pid)
-    peak_rss = peak_pss = 0
-    while True:
-        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-        if pid:
-            break
-        rss, pss = tree_memory(watched)
-        peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
-        time.sleep(SAMPLE_INTERVAL)
+        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT)
+        watched = psutil.Process(child.pid)
+        peak_rss = peak_pss = 0
+        while True:
+            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                break
+            rss, pss = tree_memory(watched)
+            peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
+            time.sleep(SAMPLE_INTERVAL)
     run.wall_s = time.monotonic() - started
     child.returncode = run.exit_code = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
     run.cpu_s = usage.ru_utime + usage.ru_stime

@@ -40,10 +40,12 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -240,6 +242,50 @@ def run_pycrawler(start_url: str, work: Path, concurrency: int, max_pages: int |
     if run.ran:
         read_crawl_log(state / "crawl.log", run)
     return run
+
+
+# variants of one pycrawler crawl, alternating
+
+
+def alternate(variants: dict[str, Callable[[Path], list[str]]], args: argparse.Namespace, work: Path, *,
+              terminal: bool = False, after: Callable[[Run, Path], str] | None = None,
+              ) -> tuple[dict[str, list[Run]], bool]:
+    """Crawl ``args.docs`` (served by nginx) once per variant per round (``args.rounds``), the
+    variants alternating so that the machine's drift hits all alike; ``variants[name](folder)``
+    gives a variant's extra options (its outputs, and ``crawl.out``, what it printed, go under
+    ``folder``, reused by the next round). With ``terminal``, each crawl runs on a
+    pseudo-terminal. ``after(run, folder)`` reads what else a benchmark wants from a crawl and
+    returns a note for its line. Prints a line per crawl; returns the runs per variant and
+    whether every run covered the whole site (or was cut at ``args.max_pages``)."""
+    runs: dict[str, list[Run]] = {name: [] for name in variants}
+    with StaticSite(args.docs, server="nginx") as base_url:
+        start_url = base_url + args.seed
+        truth = reachable_pages(args.docs, args.seed, base_url=base_url)
+        print(f"site: {args.docs} at {base_url}; {len(truth)} pages reachable; outputs under {work}", flush=True)
+        for round_number in range(1, args.rounds + 1):
+            for name, options in variants.items():
+                run = Run(name)
+                folder = work / name
+                shutil.rmtree(folder, ignore_errors=True)
+                folder.mkdir(parents=True)
+                command = pycrawler_command(start_url, folder / "state", args.concurrency, args.max_pages)
+                measure(run, command + options(folder), folder / "crawl.out", terminal=terminal)
+                if run.ran:
+                    read_crawl_log(folder / "state" / "crawl.log", run)
+                    run.coverage, run.covered = coverage(run.ok_urls, truth, args.docs, base_url)
+                note = after(run, folder) if after else ""
+                print(f"round {round_number} {name:11}: {run.responses} pages, {figure(run.pages_per_s)} pages/s, "
+                      f"{figure(run.cpu_s)} CPU s, {figure(run.peak_rss_mb)} MB peak RSS, "
+                      f"coverage {run.covered}/{len(truth)}{note} {run.note}", flush=True)
+                runs[name].append(run)
+    complete = args.max_pages is not None or all(r.covered == len(truth) for rs in runs.values() for r in rs)
+    return runs, complete
+
+
+def median(runs: list[Run], complete: bool, value: Callable[[Run], float | None] = lambda r: r.pages_per_s,
+           ) -> float | None:
+    """The median ``value`` (pages/s) of a variant's runs; None unless every run ran and the set is complete."""
+    return statistics.median(value(r) for r in runs) if complete and all(r.ran for r in runs) else None
 
 
 # report

@@ -74,7 +74,7 @@ def test_store_dump_draws_a_bar_on_the_terminal_and_leaves_stdout_byte_identical
     assert run.returncode == 0, run.terminal
     assert run.stdout == without.stdout
     frames = run.frames("dump pages:")
-    assert frames[0].startswith(f"dump pages:   0%") and f"0/{RECORDS}" in frames[0]
+    assert frames[0].startswith("dump pages:   0%") and f"0/{RECORDS}" in frames[0]
     assert frames[-1].startswith("dump pages: 100%") and f"{RECORDS}/{RECORDS} [" in frames[-1]
     assert frames[-1].endswith("records/s]")
 

@@ -238,8 +238,8 @@ def _dump_jsonl(env, db, args: argparse.Namespace, bar) -> None:
                 if not noted and any(errors):
                     noted = True
                     bar.write(f"pycrawler: note: {where}: a {'key' if errors[0] else 'value'} cannot be decoded "
-                          f"({errors[0] or errors[1]}); such records have key_error/value_error saying why "
-                          "instead of key/value, and their bytes in key_hex/value_hex", file=sys.stderr)
+                              f"({errors[0] or errors[1]}); such records have key_error/value_error saying why "
+                              "instead of key/value, and their bytes in key_hex/value_hex", file=sys.stderr)
             out.write("".join(lines))
             bar.update(len(chunk))
 

@@ -87,4 +87,3 @@ def write_seen(state: HeritrixState, out: BinaryIO, fmt: str = "raw", *, progres
             written += len(keys)
             bar.update(len(keys))
     return written
-

@@ -62,9 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         return f", seen-table operations {hits + misses:,} -> {misses:,} ({saved[-1]:.1%} saved)"
 
     print(f"cache {args.cache}", flush=True)
-    runs, complete = alternate({name: lambda folder, options=options: list(options) for name, options in chosen.items()},
-                               args, work, after=cache_note)
-
+    runs, complete = alternate(chosen, args, work, after=cache_note)
     if scratch is not None:
         scratch.cleanup()
     figures = {}

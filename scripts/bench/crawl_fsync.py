@@ -43,9 +43,8 @@ def main(argv: list[str] | None = None) -> int:
 
     scratch = None if args.work else tempfile.TemporaryDirectory(prefix="crawl-fsync-")
     work = args.work or Path(scratch.name)
-    runs, complete = alternate({name: (lambda folder, extra=extra: ["--warc", str(folder / "warcs"), "--trace",
-                                                                    str(folder / "trace.txt"), *extra])
-                                for name, extra in VARIANTS.items()}, args, work)
+    runs, complete = alternate(VARIANTS, args, work, outputs=lambda folder: [
+        "--warc", str(folder / "warcs"), "--trace", str(folder / "trace.txt")])
     medians = {name: median(rs, complete) for name, rs in runs.items()}
     ratio = medians["fsync"] / medians["flush"] if medians["fsync"] and medians["flush"] else None
     if scratch is not None:

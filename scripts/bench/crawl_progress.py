@@ -42,8 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         return ""
 
     with tempfile.TemporaryDirectory(prefix="crawl-progress-") as scratch:
-        runs, complete = alternate({name: lambda folder, extra=extra: list(extra) for name, extra in VARIANTS.items()},
-                                   args, Path(scratch), terminal=True, after=drawn)
+        runs, complete = alternate(VARIANTS, args, Path(scratch), terminal=True, after=drawn)
     medians = {name: median(rs, complete) for name, rs in runs.items()}
     ratio = medians["live"] / medians["plain"] if medians["live"] and medians["plain"] else None
     print(f"plain_pages_per_s={figure(medians['plain'])} live_pages_per_s={figure(medians['live'])} "

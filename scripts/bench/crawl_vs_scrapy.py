@@ -247,29 +247,30 @@ def run_pycrawler(start_url: str, work: Path, concurrency: int, max_pages: int |
 # variants of one pycrawler crawl, alternating
 
 
-def alternate(variants: dict[str, Callable[[Path], list[str]]], args: argparse.Namespace, work: Path, *,
-              terminal: bool = False, after: Callable[[Run, Path], str] | None = None,
-              ) -> tuple[dict[str, list[Run]], bool]:
+def alternate(variants: dict[str, tuple[str, ...]], args: argparse.Namespace, work: Path, *,
+              outputs: Callable[[Path], list[str]] = lambda folder: [], terminal: bool = False,
+              after: Callable[[Run, Path], str] | None = None) -> tuple[dict[str, list[Run]], bool]:
     """Crawl ``args.docs`` (served by nginx) once per variant per round (``args.rounds``), the
-    variants alternating so that the machine's drift hits all alike; ``variants[name](folder)``
-    gives a variant's extra options (its outputs, and ``crawl.out``, what it printed, go under
-    ``folder``, reused by the next round). With ``terminal``, each crawl runs on a
-    pseudo-terminal. ``after(run, folder)`` reads what else a benchmark wants from a crawl and
-    returns a note for its line. Prints a line per crawl; returns the runs per variant and
-    whether every run covered the whole site (or was cut at ``args.max_pages``)."""
+    variants alternating so that the machine's drift hits all alike; ``variants[name]`` are a
+    variant's extra options, ``outputs(folder)`` options every crawl gets for outputs under its
+    folder (where ``crawl.out``, what it printed, goes too; the next round reuses it). With
+    ``terminal``, each crawl runs on a pseudo-terminal. ``after(run, folder)`` reads what else a
+    benchmark wants from a crawl and returns a note for its line. Prints a line per crawl;
+    returns the runs per variant and whether every run covered the whole site (or was cut at
+    ``args.max_pages``)."""
     runs: dict[str, list[Run]] = {name: [] for name in variants}
     with StaticSite(args.docs, server="nginx") as base_url:
         start_url = base_url + args.seed
         truth = reachable_pages(args.docs, args.seed, base_url=base_url)
         print(f"site: {args.docs} at {base_url}; {len(truth)} pages reachable; outputs under {work}", flush=True)
         for round_number in range(1, args.rounds + 1):
-            for name, options in variants.items():
+            for name, extra in variants.items():
                 run = Run(name)
                 folder = work / name
                 shutil.rmtree(folder, ignore_errors=True)
                 folder.mkdir(parents=True)
                 command = pycrawler_command(start_url, folder / "state", args.concurrency, args.max_pages)
-                measure(run, command + options(folder), folder / "crawl.out", terminal=terminal)
+                measure(run, command + outputs(folder) + list(extra), folder / "crawl.out", terminal=terminal)
                 if run.ran:
                     read_crawl_log(folder / "state" / "crawl.log", run)
                     run.coverage, run.covered = coverage(run.ok_urls, truth, args.docs, base_url)

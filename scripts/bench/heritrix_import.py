@@ -67,8 +67,9 @@ def generate(out: Path, seen: int, pending: int, queues: int, lag: int) -> None:
                 keys = np.sort(heritrix_keys(urls) ^ np.uint64(1 << 63)) ^ np.uint64(1 << 63)  # LongBinding order
                 seen_db.put_many(pack_fixed(long_binding(keys)), pack([b""] * len(keys)))
                 mine = [(i, u) for i, u in zip(numbers, urls) if is_pending(i)]
-                queued.put_many(pack([f"host{i % queues}.example".encode() + b"\x00\x03\x01" + (i + 1).to_bytes(6, "big")
-                                      for i, _ in mine]), pack([u.encode() for _, u in mine]))
+                queued.put_many(pack([f"host{i % queues}.example".encode() + b"\x00\x03\x01"
+                                      + (i + 1).to_bytes(6, "big") for i, _ in mine]),
+                                pack([u.encode() for _, u in mine]))
                 bar.update(len(numbers))
     logs = out / "logs"
     logs.mkdir()

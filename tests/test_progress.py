@@ -15,6 +15,8 @@ import pytest
 from crawl_sites import ROOT, CountingServer, write_site
 from heritrix_stores import crawl, write_h1
 
+from pycrawler.heritrix.journal import ADDED, journal_line, write_journal
+
 sys.path.insert(0, str(ROOT / "scripts" / "bench"))
 from terminal import pseudo_terminal  # noqa: E402 -- the benchmarks' terminal, shared
 
@@ -95,7 +97,7 @@ def test_no_progress_draws_nothing_even_on_a_terminal(store):
     assert run.returncode == 0 and run.terminal == ""
 
 
-def test_heritrix_export_and_import_count_urls_and_keys(tmp_path):
+def test_heritrix_export_and_import_count_urls_keys_and_journal_lines(tmp_path):
     urls = crawl(24)
     state = tmp_path / "job" / "state"
     write_h1(state, urls, [u.uri for u in urls[::2]])
@@ -112,6 +114,14 @@ def test_heritrix_export_and_import_count_urls_and_keys(tmp_path):
     assert counts(run.frames("pending:"), "URLs")[-1] == len(urls)
     assert counts(run.frames("seen:"), "keys")[-1] == 12
     assert b"imported 24 pending URLs" in run.stdout and b"\x1b" not in run.stdout
+
+    with open(tmp_path / "frontier.recover.gz", "wb") as out:  # the crawl's journal: every URL added
+        write_journal(out, (journal_line(ADDED, u.uri, u.path_from_seed, u.via) for u in urls))
+    run = in_terminal("heritrix", "import", state, "--into", tmp_path / "from-journal",
+                      "--recover-log", tmp_path / "frontier.recover.gz")
+    assert run.returncode == 0, run.terminal
+    assert counts(run.frames("journal:"), "lines")[-1] == len(urls)
+    assert counts(run.frames("pending:"), "URLs")[-1] == len(urls)
 
 
 def test_crawl_shows_pages_and_gauges_updating_live(tmp_path):

@@ -161,7 +161,7 @@ def run_export(args: argparse.Namespace) -> int:
             if args.recover_log:
                 from ..heritrix.recovered import recover_from_log
 
-                journal, recovered = recover_from_log(state, args.recover_log)
+                journal, recovered = recover_from_log(state, args.recover_log, progress=args.progress)
                 _print_recovered({**journal.summary(), **recovered.summary()}, "exported with \"placed\": false")
                 rows = recovered.rows()
             else:

@@ -98,7 +98,7 @@ def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", 
     if recover_log is not None:
         from .recovered import recover_from_log
 
-        journal, recovered = recover_from_log(state, recover_log)
+        journal, recovered = recover_from_log(state, recover_log, progress=progress)
         journal_summary = {**journal.summary(), **recovered.summary()}
         del journal   # its URLs live on in ``recovered``
         detected = recovered.policy

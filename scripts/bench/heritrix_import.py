@@ -120,7 +120,7 @@ def main() -> None:
     journal_mb = sum(p.stat().st_size for p in (source / "logs").iterdir()) / 1e6
 
     started = time.perf_counter()
-    journal = replay_path(source / "logs")
+    journal = replay_path(source / "logs", progress=None)  # live on a terminal
     replay_s = time.perf_counter() - started
     lines = journal.lines
     del journal

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ..errors import BadInput
+from ..progress import add_option as add_progress_option
 
 DEFAULT_SIZES = "2^0..2^25"
 TARGET_HITS = 0.8
@@ -28,13 +29,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="write policy,size,requests,hits,misses,miss_rate rows to FILE (default: stdout)")
     p.add_argument("--plot", type=Path, metavar="PNG", help="draw the miss-rate curves into PNG")
     p.add_argument("--title", help="the plot's title (default: the trace's name and size)")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="show a progress bar on stderr (default: when stderr is a terminal)")
+    add_progress_option(p)
     p.set_defaults(run=run_cache_sim)
 
 
 def run_cache_sim(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
+    from ..progress import meter
 
     from ..cachesim.sweep import (CSV_HEADER, Trace, parse_policies, parse_sizes, passes, smallest_size_reaching,
                                   sweep)
@@ -49,8 +49,7 @@ def run_cache_sim(args: argparse.Namespace) -> int:
         raise BadInput(f"trace {args.trace} holds no requests")
     trace = Trace.of(keys)
     total = passes(policies, sizes, trace.distinct) * trace.requests
-    with tqdm(total=total, unit="req", unit_scale=True, desc="cache-sim", file=sys.stderr,
-              disable=not args.progress if args.progress is not None else None) as bar:
+    with meter("cache-sim", total=total, unit="req", unit_scale=True, enabled=args.progress) as bar:
         rows = sweep(trace, policies, sizes, bar.update)
     lines = [CSV_HEADER] + [row.csv() for row in rows]
     if args.csv is not None:

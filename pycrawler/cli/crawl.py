@@ -12,6 +12,7 @@ from ..crawl.engine import CrawlConfig, Crawler, parse_delay
 from ..crawl.scope import SCOPES, server
 from ..errors import BadInput, PycrawlerError
 from ..jvm import CRAWL_JVM
+from ..progress import add_option as add_progress_option
 
 LOCAL_CONTACT = "http://localhost/"
 
@@ -92,8 +93,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="operator contact URL for the User-Agent (required unless all seeds are on loopback)")
     p.add_argument("--parse-workers", type=_positive, default=2, metavar="N",
                    help="page-processing worker processes (default 2)")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="show the live progress line (default: when stdout is a terminal)")
+    add_progress_option(p)
     p.set_defaults(run=run_crawl)
 
 

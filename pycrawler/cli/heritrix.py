@@ -16,6 +16,8 @@ from itertools import islice
 from pathlib import Path
 
 from ..errors import BadInput
+from ..progress import add_option as add_progress_option
+from ..progress import meter
 from .jsonl import json_line
 from .store import _output
 
@@ -53,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "parts): the pending URLs are read from it and placed by the pending keys, no Heritrix class "
                         "needed")
     export.add_argument("--recover-log", metavar="PATH", help=recover_log_help)
+    add_progress_option(export)
 
     imp = state_command("import", "make a pycrawler crawl state that continues the crawl (pycrawler crawl --state DIR)",
                         run_import)
@@ -67,6 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     imp.add_argument("--bloom-fpr", type=float, default=0.001, metavar="P", help="Bloom false-positive rate")
     imp.add_argument("--bloom-capacity", type=int, metavar="N",
                      help="Bloom filter capacity (default: twice Heritrix's seen count, at least 10 million)")
+    add_progress_option(imp)
 
 
     journal = actions.add_parser(
@@ -157,7 +161,7 @@ def run_export(args: argparse.Namespace) -> int:
             if args.recover_log:
                 from ..heritrix.recovered import recover_from_log
 
-                journal, recovered = recover_from_log(state, args.recover_log)
+                journal, recovered = recover_from_log(state, args.recover_log, progress=args.progress)
                 _print_recovered({**journal.summary(), **recovered.summary()}, "exported with \"placed\": false")
                 rows = recovered.rows()
             else:
@@ -168,13 +172,15 @@ def run_export(args: argparse.Namespace) -> int:
                           "value_hex", file=sys.stderr)
                 rows = pending_urls(state, decode_many)
             count = 0
-            with _output(args.pending) as out:
+            with _output(args.pending) as out, meter("pending", unit="URLs", enabled=args.progress) as bar:
                 for row in rows:
                     out.write(json_line(row))
                     count += 1
+                    bar.update()
             print(f"pending: {count} URLs -> {args.pending}", file=sys.stderr)
         if args.seen:
-            count = _write_binary(args.seen, lambda out: write_seen(state, out, args.seen_format))
+            count = _write_binary(args.seen, lambda out: write_seen(state, out, args.seen_format,
+                                                                    progress=args.progress))
             print(f"seen: {count} keys ({args.seen_format}) -> {args.seen}", file=sys.stderr)
     return 0
 
@@ -229,7 +235,7 @@ def run_import(args: argparse.Namespace) -> int:
     with _open(args) as state:
         manifest = import_state(state, Path(args.into), seen_table=args.seen, queue_policy=args.queue_policy,
                                 bloom_fpr=args.bloom_fpr, bloom_capacity=args.bloom_capacity,
-                                recover_log=args.recover_log)
+                                recover_log=args.recover_log, progress=args.progress)
     if "recover_log" in manifest:
         _print_recovered(manifest["recover_log"], "queued behind Heritrix's, in journal order")
     frontier, seen = manifest["frontier"], manifest["seen"]

@@ -20,6 +20,8 @@ from itertools import islice
 from pathlib import Path
 
 from ..errors import BadInput, PycrawlerError
+from ..progress import add_option as add_progress_option
+from ..progress import meter
 from .jsonl import json_line
 
 FORMATS = ("jsonl", "dbdump")
@@ -51,6 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     dump.add_argument("-p", "--printable", action="store_true",
                       help="dbdump in the 'print' format (printable bytes as themselves) instead of hex")
     dump.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+    add_progress_option(dump)
     dump.set_defaults(run=run_dump)
 
     load = actions.add_parser("load", help="add records from JSON lines or a DbDump file (creates what is absent)")
@@ -60,6 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     load.add_argument("file", metavar="FILE", help="the records: a file, or - for standard input")
     load.add_argument("--format", choices=FORMATS, default=None,
                       help="jsonl (key_hex/value_hex per line) or dbdump; default: from the first line")
+    add_progress_option(load)
     load.set_defaults(run=run_load)
 
     migrate = actions.add_parser("migrate", help="copy an environment into JE 7's format (Heritrix 3) or JE 3.3's "
@@ -197,14 +201,15 @@ def run_dump(args: argparse.Namespace) -> int:
         raise BadInput("--printable chooses dbdump's print format; it does not apply to jsonl")
     with Environment(args.dir, read_only=True) as env:
         db = env.open_database(args.db)
-        if args.format == "dbdump":
-            _dump_dbdump(db, args)
-        else:
-            _dump_jsonl(env, db, args)
+        with meter(f"dump {args.db}", total=db.count, unit="records", enabled=args.progress) as bar:
+            if args.format == "dbdump":
+                _dump_dbdump(db, args, bar)
+            else:
+                _dump_jsonl(env, db, args, bar)
     return 0
 
 
-def _dump_dbdump(db, args: argparse.Namespace) -> None:
+def _dump_dbdump(db, args: argparse.Namespace, bar) -> None:
     from ..store import dbdump
 
     dupsort = bool(db.java.getConfig().getSortedDuplicates())
@@ -212,9 +217,10 @@ def _dump_dbdump(db, args: argparse.Namespace) -> None:
             out, database=args.db, format="print" if args.printable else "bytevalue", dupsort=dupsort) as writer:
         for chunk in _chunks(db.items(), DUMP_CHUNK_RECORDS):
             writer.write_many(chunk)
+            bar.update(len(chunk))
 
 
-def _dump_jsonl(env, db, args: argparse.Namespace) -> None:
+def _dump_jsonl(env, db, args: argparse.Namespace, bar) -> None:
     serial_decoder = _serial_decoder(env) if AUTO in (args.key, args.value) else None
     decode_key = _decoder(args.key, serial_decoder)
     decode_value = _decoder(args.value, serial_decoder)
@@ -231,10 +237,11 @@ def _dump_jsonl(env, db, args: argparse.Namespace) -> None:
                 lines.append(json_line(record))
                 if not noted and any(errors):
                     noted = True
-                    print(f"pycrawler: note: {where}: a {'key' if errors[0] else 'value'} cannot be decoded "
-                          f"({errors[0] or errors[1]}); such records have key_error/value_error saying why "
-                          "instead of key/value, and their bytes in key_hex/value_hex", file=sys.stderr)
+                    bar.write(f"pycrawler: note: {where}: a {'key' if errors[0] else 'value'} cannot be decoded "
+                              f"({errors[0] or errors[1]}); such records have key_error/value_error saying why "
+                              "instead of key/value, and their bytes in key_hex/value_hex", file=sys.stderr)
             out.write("".join(lines))
+            bar.update(len(chunk))
 
 
 # -- load -------------------------------------------------------------------------------------
@@ -304,12 +311,14 @@ def run_load(args: argparse.Namespace) -> int:
         if not database:
             raise BadInput("name the database with --db (the input does not name one)")
         loaded = 0
-        with Environment(args.dir, create=True) as env:
+        with Environment(args.dir, create=True) as env, \
+                meter(f"load {database}", unit="records", enabled=args.progress) as bar:
             db = env.open_database(database, create=True, sorted_duplicates=dupsort or None)
             for keys, values in _batches(records):
                 with env.begin() as txn:
                     db.put_many(keys, values, txn=txn)
                 loaded += len(keys)
+                bar.update(len(keys))
     print(f"loaded {loaded} records into {args.dir} database {database!r}")
     return 0
 

@@ -165,7 +165,7 @@ class CrawlConfig:
     flush_pages: int = 256
     grace: float = 5.0
     fetch: dict = dataclasses.field(default_factory=dict)  # FetchConfig overrides (timeouts, caps)
-    progress: bool | None = None          # None: when stdout is a terminal
+    progress: bool | None = None          # None: when stderr is a terminal
 
 
 @dataclasses.dataclass

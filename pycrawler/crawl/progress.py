@@ -1,9 +1,10 @@
-"""The live progress line: pages/s, bytes/s, queues ready/snoozed, URLs pending/seen, errors,
-and with a URL cache its hits and misses (each hit a seen-table operation saved).
+"""The crawl's live display: pages and pages/s, bytes/s, queues ready/snoozed, URLs pending/seen,
+errors, and with a URL cache its hits and misses (each hit a seen-table operation saved).
 
-Plain text rewritten in place with a carriage return, at most once per ``interval`` seconds;
-silent unless the stream is a terminal (a crawl piped to a file or run by CI prints nothing
-here), and one final line at :meth:`Progress.close`. The engine reports each fetch with
+Two lines on stderr (:mod:`pycrawler.progress`): a tqdm counter of answered pages with its rate
+and elapsed time, and under it the gauges, redrawn at most once per ``interval`` seconds; nothing
+unless stderr is a terminal (a crawl piped to a file or run by CI prints only its summary), and
+the averages over the whole run at :meth:`Progress.close`. The engine reports each fetch with
 :meth:`Progress.fetched` and its frontier's gauges with :meth:`Progress.update`.
 """
 
@@ -13,6 +14,8 @@ import dataclasses
 import sys
 import time
 from typing import TextIO
+
+from ..progress import meter, status_line, wanted
 
 _UNITS = ("B", "kB", "MB", "GB", "TB")
 
@@ -45,17 +48,18 @@ GAUGES = ("queues_ready", "queues_snoozed", "pending", "seen", "cache_hits", "ca
 
 
 class Progress:
-    """Counts fetches and renders the progress line (see the module docstring)."""
+    """Counts fetches and draws the display (see the module docstring)."""
 
     def __init__(self, stream: TextIO | None = None, *, interval: float = 1.0, enabled: bool | None = None,
                  clock=time.monotonic):
-        self.stream = stream if stream is not None else sys.stdout
-        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = wanted(enabled, self.stream)
         self.interval, self.clock = interval, clock
         self.now = Snapshot()
         self._started = self._last_time = clock()
         self._last = Snapshot()
-        self._width = 0
+        self._pages = meter("crawl", unit="pages", enabled=self.enabled, stream=self.stream, position=0)
+        self._gauges = status_line(enabled=self.enabled, stream=self.stream, position=1)
 
     def fetched(self, status: int, size: int) -> None:
         """One fetch attempt: its status and payload size."""
@@ -64,6 +68,7 @@ class Progress:
         else:
             self.now.pages += 1
             self.now.bytes += size
+            self._pages.update()
 
     def update(self, **gauges: int) -> None:
         """Set gauges: ``queues_ready``, ``queues_snoozed``, ``pending``, ``seen``, ``cache_hits``,
@@ -74,38 +79,30 @@ class Progress:
             setattr(self.now, name, value)
 
     def render(self, elapsed: float, previous: Snapshot | None = None) -> str:
-        """The line for the rates since ``previous`` over ``elapsed`` seconds (since the start by default)."""
+        """The gauges line, with bytes/s since ``previous`` over ``elapsed`` seconds (since the start by default)."""
         base = previous or Snapshot()
-        seconds = max(elapsed, 1e-9)
         n = self.now
         lookups = n.cache_hits + n.cache_misses
         cache = (f"  cache {n.cache_hits:,} hits {n.cache_misses:,} misses ({n.cache_hits / lookups:.0%})"
                  if lookups else "")
-        return (f"{(n.pages - base.pages) / seconds:,.0f} pages/s  "
-                f"{human_bytes((n.bytes - base.bytes) / seconds)}/s  "
+        return (f"{human_bytes((n.bytes - base.bytes) / max(elapsed, 1e-9))}/s  "
                 f"queues {n.queues_ready:,} ready {n.queues_snoozed:,} snoozed  "
                 f"URLs {n.pending:,} pending {n.seen:,} seen  "
-                f"{n.pages:,} pages {human_bytes(n.bytes)}  {n.errors:,} errors{cache}")
+                f"{human_bytes(n.bytes)}  {n.errors:,} errors{cache}")
 
     def tick(self) -> None:
-        """Redraw the line if ``interval`` has passed since the last one (cheap to call often)."""
+        """Redraw the gauges if ``interval`` has passed since the last time (cheap to call often)."""
         if not self.enabled:
             return
         now = self.clock()
         if now - self._last_time < self.interval:
             return
-        self._draw(self.render(now - self._last_time, self._last))
+        self._gauges.set_description_str(self.render(now - self._last_time, self._last))
         self._last, self._last_time = dataclasses.replace(self.now), now
 
     def close(self) -> None:
-        """The final line: averages over the whole run, then a newline."""
+        """The final display: the page count, and bytes/s averaged over the whole run."""
         if self.enabled:
-            self._draw(self.render(self.clock() - self._started))
-            self.stream.write("\n")
-            self.stream.flush()
-
-    def _draw(self, line: str) -> None:
-        padding = " " * max(0, self._width - len(line))  # wipe what a longer previous line left
-        self.stream.write("\r" + line + padding)
-        self.stream.flush()
-        self._width = len(line)
+            self._gauges.set_description_str(self.render(self.clock() - self._started), refresh=False)
+        self._pages.close()
+        self._gauges.close()

@@ -20,6 +20,7 @@ from itertools import islice
 from typing import Any, BinaryIO
 
 from ..errors import BadInput
+from ..progress import meter
 from ..store.serial import catalog_decoder
 from .pending import KryoDecoder, cap_queue, h1_crawl_uri, is_cap, is_cap_key, key_fields, parse_key
 from .state import HeritrixState
@@ -71,15 +72,18 @@ def queue_stats(state: HeritrixState) -> dict[str, dict[str, Any]]:
     return queues
 
 
-def write_seen(state: HeritrixState, out: BinaryIO, fmt: str = "raw") -> int:
-    """Write every seen key, ascending, in format ``fmt``; returns how many."""
+def write_seen(state: HeritrixState, out: BinaryIO, fmt: str = "raw", *, progress: bool | None = False) -> int:
+    """Write every seen key, ascending, in format ``fmt``; returns how many. ``progress``: show
+    a live count on stderr (None: when it is a terminal; see :mod:`pycrawler.progress`)."""
     if fmt not in SEEN_FORMATS:
         raise BadInput(f"seen format must be one of {', '.join(SEEN_FORMATS)}, not {fmt!r}")
     written = 0
-    for keys in state.seen_keys():
-        if fmt == "raw":
-            out.write(keys.astype(">u8").tobytes())
-        else:
-            out.write("".join(f"{k:016x}\n" for k in keys.tolist()).encode("ascii"))
-        written += len(keys)
+    with meter("seen", total=state.seen_count, unit="keys", enabled=progress) as bar:
+        for keys in state.seen_keys():
+            if fmt == "raw":
+                out.write(keys.astype(">u8").tobytes())
+            else:
+                out.write("".join(f"{k:016x}\n" for k in keys.tolist()).encode("ascii"))
+            written += len(keys)
+            bar.update(len(keys))
     return written

@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..errors import BadInput
+from ..progress import meter
 
 RECOVER_LOG = "frontier.recover.gz"
 H1_RECOVER_LOG = "recover.gz"   # Heritrix 1.14's name for the same journal
@@ -230,36 +231,46 @@ _TAGS = {tag.encode(): tag for tag in EVENTS}
 _ADDED, _FINISHED, _NOTES = ADDED.encode(), {tag.encode() for tag in FINISHED}, {tag.encode() for tag in NOTES}
 
 
-def replay(files: Iterable[Path], ignored: Iterable[Path] = ()) -> Replay:
-    """Replay journal files, in the order given (see the module docstring).
+def replay(files: Iterable[Path], ignored: Iterable[Path] = (), *, progress: bool | None = False) -> Replay:
+    """Replay journal files, in the order given (see the module docstring); ``progress``: count
+    the lines live on stderr (None: when it is a terminal).
 
     Lines stay bytes until the end, where only the pending URLs are decoded (UTF-8, as
     Heritrix writes them): most of a journal is URLs that finished."""
     pending: dict[bytes, list[bytes]] = {}
     events = dict.fromkeys(_TAGS, 0)
     reports, skipped = [], 0
-    for path in files:
-        report = JournalFile(Path(path))
-        reports.append(report)
-        for lines in read_line_batches(report.path, report):
-            for line in lines:
-                tag, _, rest = line.partition(b" ")
-                if tag not in events:
-                    skipped += tag not in _NOTES and bool(line.strip())
-                    continue
-                fields = rest.split()
-                if not fields or not _URL.match(fields[0]):
-                    skipped += 1
-                    continue
-                events[tag] += 1
-                if tag == _ADDED:
-                    # Queued again without finishing (Heritrix relocated it): its place stays.
-                    pending.setdefault(fields[0], fields)
-                elif tag in _FINISHED:
-                    pending.pop(fields[0], None)
+    with meter("journal", unit="lines", enabled=progress) as bar:
+        for path in files:
+            report = JournalFile(Path(path))
+            reports.append(report)
+            for lines in read_line_batches(report.path, report):
+                skipped += _replay_lines(lines, events, pending)
+                bar.update(len(lines))
     urls = (_pending(fields) for fields in pending.values())
     return Replay({url.url: url for url in urls}, reports, {_TAGS[tag]: n for tag, n in events.items()}, skipped,
                   list(ignored))
+
+
+def _replay_lines(lines: list[bytes], events: dict[bytes, int], pending: dict[bytes, list[bytes]]) -> int:
+    """Count each line's event and keep ``pending`` up to date; returns the lines skipped."""
+    skipped = 0
+    for line in lines:
+        tag, _, rest = line.partition(b" ")
+        if tag not in events:
+            skipped += tag not in _NOTES and bool(line.strip())
+            continue
+        fields = rest.split()
+        if not fields or not _URL.match(fields[0]):
+            skipped += 1
+            continue
+        events[tag] += 1
+        if tag == _ADDED:
+            # Queued again without finishing (Heritrix relocated it): its place stays.
+            pending.setdefault(fields[0], fields)
+        elif tag in _FINISHED:
+            pending.pop(fields[0], None)
+    return skipped
 
 
 def _pending(fields: list[bytes]) -> Pending:
@@ -269,10 +280,10 @@ def _pending(fields: list[bytes]) -> Pending:
     return Pending(text[0], text[1] if len(text) > 1 else "", text[2] if len(text) > 2 and len(text[2]) > 1 else None)
 
 
-def replay_path(path: str | Path, *, checkpoint: str | None = None) -> Replay:
+def replay_path(path: str | Path, *, checkpoint: str | None = None, progress: bool | None = False) -> Replay:
     """:func:`replay` of a journal file or of a ``logs/`` folder's journal (:func:`journal_files`)."""
     files, ignored = journal_files(path, checkpoint=checkpoint)
-    done = replay(files, ignored)
+    done = replay(files, ignored, progress=progress)
     if not done.lines or (not any(done.events.values()) and done.skipped):
         raise BadInput(f"recover log {path} holds no Heritrix frontier journal lines (F+, Fs, Ff, ...)"
                        + (f": {done.cut[0].cut}" if done.cut else ""))

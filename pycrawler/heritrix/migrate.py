@@ -46,6 +46,7 @@ import numpy as np
 from ..errors import BadInput, SetupError
 from ..keys.heritrix_canon import canonicalize_many
 from ..keys.heritrix_fp import create_keys
+from ..progress import meter
 from ..records.crawl_url import encode_many
 from .export import DECODE_BATCH, pending_urls, value_decoder
 from .pending import KRYO_NEEDS, cap_queue, is_cap_key, parse_key
@@ -80,10 +81,11 @@ def heritrix_class_keys(state: HeritrixState) -> list[str]:
 
 def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", queue_policy: str | None = None,
                  bloom_fpr: float = 0.001, bloom_capacity: int | None = None, recover_log=None,
-                 batch: int = DECODE_BATCH) -> dict[str, Any]:
+                 batch: int = DECODE_BATCH, progress: bool | None = False) -> dict[str, Any]:
     """Import ``state`` into the folder ``into`` (see the module docstring); returns the manifest.
     With ``recover_log`` (the journal file or the job's ``logs/`` folder) the pending URLs are
-    read from the journal and placed by the keys (:mod:`.recovered`) instead of decoded."""
+    read from the journal and placed by the keys (:mod:`.recovered`) instead of decoded.
+    ``progress``: count the URLs and keys live on stderr (None: when it is a terminal)."""
     from ..crawl.engine import SEEN_TABLE_PATHS, SETTINGS_FILE
     from ..frontier.assignment import get_assignment
 
@@ -96,7 +98,7 @@ def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", 
     if recover_log is not None:
         from .recovered import recover_from_log
 
-        journal, recovered = recover_from_log(state, recover_log)
+        journal, recovered = recover_from_log(state, recover_log, progress=progress)
         journal_summary = {**journal.summary(), **recovered.summary()}
         del journal   # its URLs live on in ``recovered``
         detected = recovered.policy
@@ -104,7 +106,7 @@ def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", 
         detected = detect_queue_policy(heritrix_class_keys(state))
     policy = get_assignment(queue_policy or detected)
     into.mkdir(parents=True, exist_ok=True)
-    frontier, seen = _import(state, into, policy, seen_table, bloom_fpr, bloom_capacity, batch, recovered)
+    frontier, seen = _import(state, into, policy, seen_table, bloom_fpr, bloom_capacity, batch, recovered, progress)
     settings = {"seen": seen_table, "queue_policy": policy.name, "canon": "heritrix", "seen_key": SEEN_KEY}
     (into / SETTINGS_FILE).write_text(json.dumps(settings, indent=1) + "\n")
     manifest = {
@@ -123,7 +125,7 @@ def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", 
 
 
 def _import(state: HeritrixState, into: Path, policy, seen_table: str, bloom_fpr: float,
-            bloom_capacity: int | None, batch: int, recovered) -> tuple[dict[str, Any], int]:
+            bloom_capacity: int | None, batch: int, recovered, progress: bool | None) -> tuple[dict[str, Any], int]:
     from ..frontier.todo import JE_CONFIG
     from ..frontier.workqueues import WorkQueueFrontier
     from ..store import Environment
@@ -131,16 +133,19 @@ def _import(state: HeritrixState, into: Path, policy, seen_table: str, bloom_fpr
     with Environment(into, create=True, durability="write_no_sync", config=JE_CONFIG) as env:
         frontier = WorkQueueFrontier(env, None, create=True, assignment=policy, seen_key=SEEN_KEY)
         try:
-            pending = _import_pending(state, frontier, batch, recovered)
+            with meter("pending", unit="URLs", enabled=progress) as bar:
+                pending = _import_pending(state, frontier, batch, recovered, bar.update)
         finally:
             frontier.close()
-        seen = _import_seen(state, into, env, seen_table, bloom_fpr, bloom_capacity)
+        with meter("seen", total=state.seen_count, unit="keys", enabled=progress) as bar:
+            seen = _import_seen(state, into, env, seen_table, bloom_fpr, bloom_capacity, bar.update)
     return pending, seen
 
 
-def _import_pending(state: HeritrixState, frontier, batch: int, recovered) -> dict[str, Any]:
+def _import_pending(state: HeritrixState, frontier, batch: int, recovered, advance) -> dict[str, Any]:
     """Restore the pending URLs, each at its Heritrix place; URLs the journal could not place
-    (``recovered``'s mismatched queues) queue behind them at the normal directive."""
+    (``recovered``'s mismatched queues) queue behind them at the normal directive.
+    ``advance(n)`` after each batch of ``n`` URLs read."""
     from ..crawl.engine import discovered
     from ..frontier.workqueues import DEFAULT_PRECEDENCE, NORMAL
 
@@ -171,13 +176,14 @@ def _import_pending(state: HeritrixState, frontier, batch: int, recovered) -> di
             rekeyed += class_key != row["queue"]
             last_ordinal = max(last_ordinal, row["ordinal"])
         urls += frontier.restore(entries)
+        advance(len(chunk))
         chunk = list(islice(rows, batch))
     return {"urls": urls, "queues": len(frontier.queues), "queue_policy": frontier.assignment.name,
             "rekeyed": rekeyed, "skipped": skipped, "last_heritrix_ordinal": last_ordinal}
 
 
 def _import_seen(state: HeritrixState, into: Path, env, seen_table: str, bloom_fpr: float,
-                 bloom_capacity: int | None) -> int:
+                 bloom_capacity: int | None, advance) -> int:
     from ..crawl.engine import SEEN_TABLE_PATHS
 
     if seen_table == "bloom":
@@ -200,4 +206,5 @@ def _import_seen(state: HeritrixState, into: Path, env, seen_table: str, bloom_f
         for keys in state.seen_keys():
             table.add_batch(keys)
             count += len(keys)
+            advance(len(keys))
     return count

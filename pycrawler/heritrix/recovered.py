@@ -154,11 +154,12 @@ def _key_order(key: PendingKey) -> tuple:
     return key.queue.encode("utf-8"), key.directive, key.precedence, key.ordinal
 
 
-def recover_from_log(state: HeritrixState, path) -> tuple[Replay, Recovered]:
+def recover_from_log(state: HeritrixState, path, *, progress: bool | None = False) -> tuple[Replay, Recovered]:
     """Replay the journal at ``path`` (a file, or the job's ``logs/`` folder: read up to the
-    state's checkpoint when it is one) and pair it with ``state``'s keys."""
+    state's checkpoint when it is one) and pair it with ``state``'s keys; ``progress``: count
+    the journal's lines live on stderr (None: when it is a terminal)."""
     if PENDING not in state.database_names():
         raise BadInput(f"{state.path} has no {PENDING} database: no keys to place the journal's URLs by "
                        f"(its databases: {', '.join(state.database_names())})")
-    journal = replay_path(path, checkpoint=state.checkpoint.name if state.checkpoint else None)
+    journal = replay_path(path, checkpoint=state.checkpoint.name if state.checkpoint else None, progress=progress)
     return journal, recover_pending(state, journal)

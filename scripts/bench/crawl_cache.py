@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import shutil
 import statistics
 import sys
 import tempfile
@@ -27,10 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from crawl_vs_scrapy import DEFAULT_DOCS, DEFAULT_SEED, Run, figure, measure, pycrawler_command, read_crawl_log  # noqa: E402
-
-from pycrawler.crawl.ground_truth import coverage, reachable_pages  # noqa: E402
-from pycrawler.crawl.site import StaticSite  # noqa: E402
+from crawl_vs_scrapy import add_site_arguments, alternate, figure, median  # noqa: E402
 
 CACHE_LINE = re.compile(r"url cache:\s+\S+: ([\d,]+) hits .*?, ([\d,]+) misses")
 
@@ -40,29 +36,10 @@ def variants(cache: str) -> dict[str, tuple[str, ...]]:
             for suffix, extra in (("", ()), ("+cache", ("--url-cache", cache)))}
 
 
-def crawl_once(name: str, options: tuple[str, ...], start_url: str, work: Path, concurrency: int,
-               max_pages: int | None) -> tuple[Run, tuple[int, int] | None]:
-    """One crawl; its run and the URL cache's (hits, misses) when it had one."""
-    run = Run(name)
-    folder = work / name
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    measure(run, pycrawler_command(start_url, folder / "state", concurrency, max_pages) + list(options),
-            folder / "crawl.out")
-    if run.ran:
-        read_crawl_log(folder / "state" / "crawl.log", run)
-    found = CACHE_LINE.search((folder / "crawl.out").read_text(errors="replace"))
-    counts = (int(found[1].replace(",", "")), int(found[2].replace(",", ""))) if found else None
-    return run, counts
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
-    parser.add_argument("--docs", type=Path, default=DEFAULT_DOCS, help="directory to serve and crawl")
-    parser.add_argument("--seed", default=DEFAULT_SEED, help="seed page, a path under --docs")
+    add_site_arguments(parser)
     parser.add_argument("--cache", default="clock:50000", help="the --url-cache of the cached variants")
-    parser.add_argument("--concurrency", type=int, default=32, help="requests in flight")
-    parser.add_argument("--max-pages", type=int, default=None, help="stop each crawl after about N pages")
     parser.add_argument("--rounds", type=int, default=3, help="crawls per variant (alternating)")
     parser.add_argument("--work", type=Path, default=None, help="folder for the crawls (default: a temporary one)")
     args = parser.parse_args(argv)
@@ -70,39 +47,26 @@ def main(argv: list[str] | None = None) -> int:
     scratch = None if args.work else tempfile.TemporaryDirectory(prefix="crawl-cache-")
     work = args.work or Path(scratch.name)
     chosen = variants(args.cache)
-    runs: dict[str, list[Run]] = {name: [] for name in chosen}
     saved: list[float] = []
-    with StaticSite(args.docs, server="nginx") as base_url:
-        start_url = base_url + args.seed
-        truth = reachable_pages(args.docs, args.seed, base_url=base_url)
-        print(f"site: {args.docs} at {base_url}; {len(truth)} pages reachable; cache {args.cache}", flush=True)
-        for round_number in range(1, args.rounds + 1):
-            for name, options in chosen.items():
-                run, counts = crawl_once(name, options, start_url, work, args.concurrency, args.max_pages)
-                if run.ran:
-                    run.coverage, run.covered = coverage(run.ok_urls, truth, args.docs, base_url)
-                cache_note = ""
-                if counts:
-                    hits, misses = counts
-                    saved.append(hits / max(hits + misses, 1))
-                    cache_note = f", seen-table operations {hits + misses:,} -> {misses:,} ({saved[-1]:.1%} saved)"
-                print(f"round {round_number} {name:11}: {run.responses} pages, {figure(run.pages_per_s)} pages/s, "
-                      f"{figure(run.peak_rss_mb)} MB peak RSS, coverage {run.covered}/{len(truth)}{cache_note} "
-                      f"{run.note}", flush=True)
-                runs[name].append(run)
-    complete = args.max_pages is not None or all(r.covered == len(truth) for rs in runs.values() for r in rs)
 
-    def median(name: str, value) -> float | None:
-        rs = runs[name]
-        return statistics.median(value(r) for r in rs) if complete and all(r.ran for r in rs) else None
+    def cache_note(run, folder: Path) -> str:
+        """The URL cache's hits and misses, from the summary the crawl printed."""
+        found = CACHE_LINE.search((folder / "crawl.out").read_text(errors="replace"))
+        if not found:
+            return ""
+        hits, misses = int(found[1].replace(",", "")), int(found[2].replace(",", ""))
+        saved.append(hits / max(hits + misses, 1))
+        return f", seen-table operations {hits + misses:,} -> {misses:,} ({saved[-1]:.1%} saved)"
 
+    print(f"cache {args.cache}", flush=True)
+    runs, complete = alternate(chosen, args, work, after=cache_note)
     if scratch is not None:
         scratch.cleanup()
     figures = {}
     for name in chosen:
         key = name.replace("+", "_")
-        figures[f"{key}_pages_per_s"] = figure(median(name, lambda r: r.pages_per_s))
-        figures[f"{key}_rss_mb"] = figure(median(name, lambda r: r.peak_rss_mb))
+        figures[f"{key}_pages_per_s"] = figure(median(runs[name], complete))
+        figures[f"{key}_rss_mb"] = figure(median(runs[name], complete, lambda r: r.peak_rss_mb))
     figures["seen_ops_saved"] = figure(statistics.median(saved), 4) if saved else "NA"
     figures |= {"rounds": args.rounds, "complete": complete}
     print(" ".join(f"{k}={v}" for k, v in figures.items()))

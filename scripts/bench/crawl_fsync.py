@@ -18,33 +18,15 @@ The last line is ``key=value`` figures: medians of pages/s per variant and their
 from __future__ import annotations
 
 import argparse
-import shutil
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from crawl_vs_scrapy import Run, add_site_arguments, figure, measure, pycrawler_command, read_crawl_log  # noqa: E402
-
-from pycrawler.crawl.ground_truth import coverage, reachable_pages  # noqa: E402
-from pycrawler.crawl.site import StaticSite  # noqa: E402
+from crawl_vs_scrapy import add_site_arguments, alternate, figure, median  # noqa: E402
 
 VARIANTS = {"flush": (), "fsync": ("--fsync",)}
-
-
-def crawl_once(name: str, start_url: str, work: Path, concurrency: int, max_pages: int | None) -> Run:
-    run = Run(name)
-    folder = work / name
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    command = pycrawler_command(start_url, folder / "state", concurrency, max_pages)
-    command += ["--warc", str(folder / "warcs"), "--trace", str(folder / "trace.txt"), *VARIANTS[name]]
-    measure(run, command, folder / "crawl.out")
-    if run.ran:
-        read_crawl_log(folder / "state" / "crawl.log", run)
-    return run
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,22 +40,9 @@ def main(argv: list[str] | None = None) -> int:
 
     scratch = None if args.work else tempfile.TemporaryDirectory(prefix="crawl-fsync-")
     work = args.work or Path(scratch.name)
-    runs: dict[str, list[Run]] = {name: [] for name in VARIANTS}
-    with StaticSite(args.docs, server="nginx") as base_url:
-        start_url = base_url + args.seed
-        truth = reachable_pages(args.docs, args.seed, base_url=base_url)
-        print(f"site: {args.docs} at {base_url}; {len(truth)} pages reachable; outputs under {work}", flush=True)
-        for round_number in range(1, args.rounds + 1):
-            for name in VARIANTS:
-                run = crawl_once(name, start_url, work, args.concurrency, args.max_pages)
-                if run.ran:
-                    run.coverage, run.covered = coverage(run.ok_urls, truth, args.docs, base_url)
-                print(f"round {round_number} {name:5}: {run.responses} pages, {figure(run.pages_per_s)} pages/s, "
-                      f"{figure(run.cpu_s)} CPU s, coverage {run.covered}/{len(truth)} {run.note}", flush=True)
-                runs[name].append(run)
-    complete = args.max_pages is not None or all(r.covered == len(truth) for rs in runs.values() for r in rs)
-    medians = {name: (statistics.median(r.pages_per_s for r in rs) if all(r.ran for r in rs) and complete else None)
-               for name, rs in runs.items()}
+    runs, complete = alternate(VARIANTS, args, work, outputs=lambda folder: [
+        "--warc", str(folder / "warcs"), "--trace", str(folder / "trace.txt")])
+    medians = {name: median(rs, complete) for name, rs in runs.items()}
     ratio = medians["fsync"] / medians["flush"] if medians["fsync"] and medians["flush"] else None
     if scratch is not None:
         scratch.cleanup()

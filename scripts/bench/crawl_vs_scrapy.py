@@ -34,21 +34,25 @@ The last line is ``key=value`` figures (``NA`` where a side did not run).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
 
 from pycrawler.crawl.ground_truth import coverage, reachable_pages
 from pycrawler.crawl.site import StaticSite
+from terminal import pseudo_terminal
 
 DEFAULT_DOCS = Path("/usr/share/doc/openjdk-17-doc/api")
 DEFAULT_SEED = "index.html"
@@ -120,20 +124,21 @@ def tree_memory(process: psutil.Process) -> tuple[int, int]:
     return rss, pss
 
 
-def measure(run: Run, command: list[str], log: Path) -> None:
-    """Run ``command`` (output to ``log``) and record its wall time, CPU and peak RSS on ``run``."""
-    with open(log, "wb") as output:
+def measure(run: Run, command: list[str], log: Path, *, terminal: bool = False) -> None:
+    """Run ``command`` (output to ``log``; with ``terminal``, through a :func:`pseudo_terminal`)
+    and record its wall time, CPU and peak RSS on ``run``."""
+    with open(log, "wb") as output, (pseudo_terminal(output) if terminal else contextlib.nullcontext(output)) as sink:
         started = time.monotonic()
-        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT)
-    watched = psutil.Process(child.pid)
-    peak_rss = peak_pss = 0
-    while True:
-        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-        if pid:
-            break
-        rss, pss = tree_memory(watched)
-        peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
-        time.sleep(SAMPLE_INTERVAL)
+        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT)
+        watched = psutil.Process(child.pid)
+        peak_rss = peak_pss = 0
+        while True:
+            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                break
+            rss, pss = tree_memory(watched)
+            peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
+            time.sleep(SAMPLE_INTERVAL)
     run.wall_s = time.monotonic() - started
     child.returncode = run.exit_code = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
     run.cpu_s = usage.ru_utime + usage.ru_stime
@@ -237,6 +242,51 @@ def run_pycrawler(start_url: str, work: Path, concurrency: int, max_pages: int |
     if run.ran:
         read_crawl_log(state / "crawl.log", run)
     return run
+
+
+# variants of one pycrawler crawl, alternating
+
+
+def alternate(variants: dict[str, tuple[str, ...]], args: argparse.Namespace, work: Path, *,
+              outputs: Callable[[Path], list[str]] = lambda folder: [], terminal: bool = False,
+              after: Callable[[Run, Path], str] | None = None) -> tuple[dict[str, list[Run]], bool]:
+    """Crawl ``args.docs`` (served by nginx) once per variant per round (``args.rounds``), the
+    variants alternating so that the machine's drift hits all alike; ``variants[name]`` are a
+    variant's extra options, ``outputs(folder)`` options every crawl gets for outputs under its
+    folder (where ``crawl.out``, what it printed, goes too; the next round reuses it). With
+    ``terminal``, each crawl runs on a pseudo-terminal. ``after(run, folder)`` reads what else a
+    benchmark wants from a crawl and returns a note for its line. Prints a line per crawl;
+    returns the runs per variant and whether every run covered the whole site (or was cut at
+    ``args.max_pages``)."""
+    runs: dict[str, list[Run]] = {name: [] for name in variants}
+    with StaticSite(args.docs, server="nginx") as base_url:
+        start_url = base_url + args.seed
+        truth = reachable_pages(args.docs, args.seed, base_url=base_url)
+        print(f"site: {args.docs} at {base_url}; {len(truth)} pages reachable; outputs under {work}", flush=True)
+        for round_number in range(1, args.rounds + 1):
+            for name, extra in variants.items():
+                run = Run(name)
+                folder = work / name
+                shutil.rmtree(folder, ignore_errors=True)
+                folder.mkdir(parents=True)
+                command = pycrawler_command(start_url, folder / "state", args.concurrency, args.max_pages)
+                measure(run, command + outputs(folder) + list(extra), folder / "crawl.out", terminal=terminal)
+                if run.ran:
+                    read_crawl_log(folder / "state" / "crawl.log", run)
+                    run.coverage, run.covered = coverage(run.ok_urls, truth, args.docs, base_url)
+                note = after(run, folder) if after else ""
+                print(f"round {round_number} {name:11}: {run.responses} pages, {figure(run.pages_per_s)} pages/s, "
+                      f"{figure(run.cpu_s)} CPU s, {figure(run.peak_rss_mb)} MB peak RSS, "
+                      f"coverage {run.covered}/{len(truth)}{note} {run.note}", flush=True)
+                runs[name].append(run)
+    complete = args.max_pages is not None or all(r.covered == len(truth) for rs in runs.values() for r in rs)
+    return runs, complete
+
+
+def median(runs: list[Run], complete: bool, value: Callable[[Run], float | None] = lambda r: r.pages_per_s,
+           ) -> float | None:
+    """The median ``value`` (pages/s) of a variant's runs; None unless every run ran and the set is complete."""
+    return statistics.median(value(r) for r in runs) if complete and all(r.ran for r in runs) else None
 
 
 # report

@@ -19,7 +19,9 @@ instead of the wall clock, which a loaded machine stretches; ``*_per_main_cpu_s`
 calling thread's CPU time only (Python and the Java code it calls). ``load_before`` /
 ``load_after`` are the one-minute load averages. ``--tracemalloc`` also measures the Python
 heap (slower: the throughput figures of such a run are not comparable). JVM options (heap,
-collector) come from ``PYCRAWLER_HEAP`` / ``PYCRAWLER_JVM_OPTS``.
+collector) come from ``PYCRAWLER_HEAP`` / ``PYCRAWLER_JVM_OPTS``. On a terminal each long phase
+shows a live bar on stderr (pycrawler.progress); otherwise the schedule phase prints a line now
+and then.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from pycrawler.frontier.politeness import Outcome, Politeness  # noqa: E402
 from pycrawler.frontier.todo import JE_CONFIG  # noqa: E402
+from pycrawler.progress import meter  # noqa: E402
 from pycrawler.frontier.workqueues import WorkQueueFrontier  # noqa: E402
 from pycrawler.store import Environment  # noqa: E402
 
@@ -88,15 +91,17 @@ def main() -> None:
         frontier = WorkQueueFrontier(env, visited, create=True, assignment=args.assignment,
                                      canonicalizer=args.canon, politeness=Politeness.none(), prefetch=args.prefetch)
         seconds = cpu = main_cpu = 0.0
-        for start in range(0, args.urls, args.batch):
-            batch = urls(start, min(args.urls, start + args.batch), args.queues)
-            began, began_cpu, began_main = time.perf_counter(), time.process_time(), time.thread_time()
-            frontier.schedule(batch)
-            seconds += time.perf_counter() - began
-            cpu += time.process_time() - began_cpu
-            main_cpu += time.thread_time() - began_main
-            if start // args.batch % 50 == 0:
-                print(f"  scheduled {start + len(batch):,} ({(start + len(batch)) / seconds:,.0f}/s)", flush=True)
+        with meter("schedule", total=args.urls, unit="URLs") as bar:
+            for start in range(0, args.urls, args.batch):
+                batch = urls(start, min(args.urls, start + args.batch), args.queues)
+                began, began_cpu, began_main = time.perf_counter(), time.process_time(), time.thread_time()
+                frontier.schedule(batch)
+                seconds += time.perf_counter() - began
+                cpu += time.process_time() - began_cpu
+                main_cpu += time.thread_time() - began_main
+                bar.update(len(batch))
+                if bar.disable and start // args.batch % 50 == 0:  # no terminal: a line now and then
+                    print(f"  scheduled {start + len(batch):,} ({(start + len(batch)) / seconds:,.0f}/s)", flush=True)
         frontier.flush()
         # A Bloom filter drops the odd new URL as seen (its false-positive rate): count them.
         figures["dropped_as_seen"] = args.urls - len(frontier)
@@ -116,13 +121,15 @@ def main() -> None:
 
         done, began, began_cpu, began_main = 0, time.perf_counter(), time.process_time(), time.thread_time()
         success = Outcome.success()
-        while done < args.pairs:
-            batch = frontier.next_batch(min(args.take, args.pairs - done))
-            if not batch:
-                break
-            for record in batch:
-                frontier.completed(record, success)
-            done += len(batch)
+        with meter("next+completed", total=args.pairs, unit="pairs") as bar:
+            while done < args.pairs:
+                batch = frontier.next_batch(min(args.take, args.pairs - done))
+                if not batch:
+                    break
+                for record in batch:
+                    frontier.completed(record, success)
+                done += len(batch)
+                bar.update(len(batch))
         frontier.flush()
         figures["next_completed_per_s"] = done / (time.perf_counter() - began)
         figures["next_completed_per_cpu_s"] = done / (time.process_time() - began_cpu)

@@ -49,6 +49,7 @@ def generate(out: Path, seen: int, pending: int, queues: int, lag: int) -> None:
     from pycrawler.heritrix.journal import ADDED, SUCCESS, journal_line, write_journal
     from pycrawler.heritrix.migrate import heritrix_keys
     from pycrawler.heritrix.state import long_binding
+    from pycrawler.progress import meter
     from pycrawler.store import Environment
     from pycrawler.store.packing import pack, pack_fixed
 
@@ -59,14 +60,17 @@ def generate(out: Path, seen: int, pending: int, queues: int, lag: int) -> None:
         queued.put_many(pack([f"host{q}.example".encode() + b"\x00" for q in range(queues)]),
                         pack([b""] * queues))
         seen_db = env.open_database("alreadySeenUrl", create=True)
-        for start in range(0, seen, BATCH):
-            numbers = range(start, min(start + BATCH, seen))
-            urls = [url(i, queues) for i in numbers]
-            keys = np.sort(heritrix_keys(urls) ^ np.uint64(1 << 63)) ^ np.uint64(1 << 63)  # LongBinding order
-            seen_db.put_many(pack_fixed(long_binding(keys)), pack([b""] * len(keys)))
-            mine = [(i, u) for i, u in zip(numbers, urls) if is_pending(i)]
-            queued.put_many(pack([f"host{i % queues}.example".encode() + b"\x00\x03\x01" + (i + 1).to_bytes(6, "big")
-                                  for i, _ in mine]), pack([u.encode() for _, u in mine]))
+        with meter("generate state", total=seen, unit="URLs") as bar:
+            for start in range(0, seen, BATCH):
+                numbers = range(start, min(start + BATCH, seen))
+                urls = [url(i, queues) for i in numbers]
+                keys = np.sort(heritrix_keys(urls) ^ np.uint64(1 << 63)) ^ np.uint64(1 << 63)  # LongBinding order
+                seen_db.put_many(pack_fixed(long_binding(keys)), pack([b""] * len(keys)))
+                mine = [(i, u) for i, u in zip(numbers, urls) if is_pending(i)]
+                queued.put_many(pack([f"host{i % queues}.example".encode() + b"\x00\x03\x01"
+                                      + (i + 1).to_bytes(6, "big") for i, _ in mine]),
+                                pack([u.encode() for _, u in mine]))
+                bar.update(len(numbers))
     logs = out / "logs"
     logs.mkdir()
 
@@ -116,7 +120,7 @@ def main() -> None:
     journal_mb = sum(p.stat().st_size for p in (source / "logs").iterdir()) / 1e6
 
     started = time.perf_counter()
-    journal = replay_path(source / "logs")
+    journal = replay_path(source / "logs", progress=None)  # live on a terminal
     replay_s = time.perf_counter() - started
     lines = journal.lines
     del journal
@@ -125,7 +129,7 @@ def main() -> None:
     shutil.rmtree(into, ignore_errors=True)
     started, cpu = time.perf_counter(), time.process_time()
     with HeritrixState.open(source / "state") as state:
-        manifest = import_state(state, into, recover_log=source / "logs")
+        manifest = import_state(state, into, recover_log=source / "logs", progress=None)  # live on a terminal
     import_s, import_cpu_s = time.perf_counter() - started, time.process_time() - cpu
     placed, imported, keys = manifest["recover_log"]["placed"], manifest["frontier"]["urls"], manifest["seen"]["keys"]
     assert placed == imported == args.pending and keys == args.seen, manifest

@@ -207,7 +207,7 @@ def run_dump(args: argparse.Namespace) -> int:
 def _dump_dbdump(db, args: argparse.Namespace) -> None:
     from ..store import dbdump
 
-    dupsort = bool(db.java.getConfig().getSortedDuplicates())
+    dupsort = db.sorted_duplicates
     with _output(args.output) as out, dbdump.DbDumpWriter(
             out, database=args.db, format="print" if args.printable else "bytevalue", dupsort=dupsort) as writer:
         for chunk in _chunks(db.items(), DUMP_CHUNK_RECORDS):

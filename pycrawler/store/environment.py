@@ -20,6 +20,7 @@ from pathlib import Path
 from .. import jvm
 from ..errors import BadInput, SetupError
 from . import logfile
+from .access import LocalAccess
 from .java_errors import je_errors
 
 DURABILITY = ("sync", "write_no_sync", "no_sync")
@@ -82,6 +83,7 @@ class Environment:
         except BaseException:
             self._remove_view()
             raise
+        self.access = LocalAccess(self._env)
         if read_only and log_extent is not None:
             self._check_log_end(*log_extent)
 

@@ -34,11 +34,12 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.idle_timeout <= 0:
         raise BadInput("--idle-timeout must be positive")
     stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
     with Environment(args.dir, create=args.create) as env, Gateway(
             env, host=args.bind, port=args.port, idle_timeout=args.idle_timeout,
             allow_remote=args.allow_remote) as gateway:
+        # After the JVM started: its own handlers would end the process without closing.
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: stop.set())
         print(gateway.address, flush=True)
         while not stop.wait(0.5):
             pass

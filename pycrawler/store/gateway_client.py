@@ -9,6 +9,7 @@ round trip each; single-record calls are one round trip each, so hot paths use t
 
 from __future__ import annotations
 
+import base64
 import contextlib
 
 import numpy as np
@@ -44,8 +45,13 @@ def _cause(exc) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def _flags(data: bytes) -> np.ndarray:
-    return np.frombuffer(data, dtype=np.uint8).astype(bool)
+def _bytes(answer: str) -> bytes:
+    """An answer's bytes: the server sends them as base64 text (``Served.answer`` says why)."""
+    return base64.b64decode(answer)
+
+
+def _flags(answer: str) -> np.ndarray:
+    return np.frombuffer(_bytes(answer), dtype=np.uint8).astype(bool)
 
 
 class RemoteAccess:
@@ -109,15 +115,15 @@ class RemoteAccess:
         return _flags(self._served.delete(db, txn or 0, frame(keys)))
 
     def get_many(self, db, txn, keys) -> tuple[list[bytes], np.ndarray]:
-        values, found = unframe(self._served.get(db, txn or 0, frame(keys)), 2)
-        return values, _flags(found[0])
+        values, found = unframe(_bytes(self._served.get(db, txn or 0, frame(keys))), 2)
+        return values, np.frombuffer(found[0], dtype=np.uint8).astype(bool)
 
     def delete_range(self, db, txn, start: bytes | None, stop: bytes | None) -> int:
         return int(self._served.deleteRange(db, txn or 0, start, stop))
 
     def scan(self, db, txn, position, resume_value, inclusive, bound, reverse, records, max_bytes, keys_only):
-        keys, values = unframe(self._served.scan(db, txn or 0, position, resume_value, inclusive, bound, reverse,
-                                                 records, max_bytes, keys_only), 2)
+        keys, values = unframe(_bytes(self._served.scan(db, txn or 0, position, resume_value, inclusive, bound, reverse,
+                                                        records, max_bytes, keys_only)), 2)
         return keys, values
 
 
@@ -160,7 +166,7 @@ class RemoteEnvironment:
 
     def database_names(self) -> list[str]:
         with gateway_errors(self.path):
-            return [name.decode() for name in unframe(self._live.databaseNames(), 1)[0]]
+            return [name.decode() for name in unframe(_bytes(self._live.databaseNames()), 1)[0]]
 
     def open_database(self, name: str, *, create: bool = False, read_only: bool | None = None,
                       sorted_duplicates: bool | None = None, key_prefixing: bool = False):

@@ -285,3 +285,55 @@ def test_the_token_file_is_private_and_removed_on_stop(server, runtime):
     assert oct(path.stat().st_mode & 0o777) == "0o600" and oct(runtime.stat().st_mode & 0o777) == "0o700"
     server.stop()
     assert not path.exists()
+
+
+# -- a running crawl, a served frontier ------------------------------------------------------------
+def stderr_line(process: subprocess.Popen, starts: str, timeout: float = 60) -> str:
+    selector = selectors.DefaultSelector()
+    selector.register(process.stderr, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout
+    while selector.select(max(0.0, deadline - time.monotonic())):
+        line = process.stderr.readline()
+        if not line or line.startswith(starts):
+            return line
+    raise AssertionError(f"no line starting {starts!r} on stderr")
+
+
+def fetched_count(address: str) -> int:
+    listed = pycrawler("store", "ls", address)
+    assert listed.returncode == 0, listed.stderr
+    return next(int(line.split()[0]) for line in listed.stdout.splitlines() if line.endswith("  fetched"))
+
+
+def test_a_running_crawl_serves_its_state_live(tmp_path, runtime):
+    from crawl_sites import ROOT, CountingServer, crawl_command, write_site
+
+    root = tmp_path / "site"
+    root.mkdir()
+    write_site(root, 120, seed=3)
+    with CountingServer(root) as base:
+        crawl = subprocess.Popen(crawl_command(base + "index.html", tmp_path / "state", "--delay", "0.05",
+                                               "--concurrency", "2", "--serve"),
+                                 cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            line = stderr_line(crawl, "pycrawler crawl: serving ")
+            address = line.split(" at ")[-1].strip()
+            first = fetched_count(address)
+            deadline = time.monotonic() + 60
+            while (later := fetched_count(address)) <= first:   # the same process, seen moving
+                assert time.monotonic() < deadline and crawl.poll() is None, "the served count never moved"
+            dumped = pycrawler("store", "dump", address, "--db", "fetched", "--format", "dbdump")
+            assert dumped.returncode == 0 and dumped.stdout.count("\n ") // 2 >= later, dumped.stderr
+        finally:
+            crawl.send_signal(signal.SIGTERM)
+            out, err = crawl.communicate(timeout=60)
+    assert crawl.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err and not list(runtime.iterdir())
+
+
+def test_frontier_commands_take_a_served_todo_store(server):
+    put = pycrawler("frontier", "put", server.address, "http://a.example/1", "http://b.example/2")
+    assert put.returncode == 0 and "2 waiting" in put.stdout, put.stderr
+    stats = pycrawler("frontier", "stats", server.address)
+    assert stats.stdout.splitlines() == ["layout: pycrawler", "order: key", "count: 2"], stats.stderr
+    assert_one_line_error(pycrawler("frontier", "pop", server.address), "needs the store in this process")

@@ -63,6 +63,12 @@ class Database:
             self.sorted_duplicates = self._access.sorted_duplicates(self._db)
 
     @property
+    def in_process(self) -> bool:
+        """Whether JE runs in this process (False for a served environment): Java helpers
+        that take :attr:`java` need it."""
+        return self._access.local
+
+    @property
     def java(self):
         """The database's handle: JE's Java object in process, a number for a served environment."""
         if self._db is None:
@@ -196,7 +202,7 @@ class Database:
         process only (served, each move would be a round trip: scan with :meth:`items`)."""
         from .cursor import Cursor
 
-        if not self._access.local:
+        if not self.in_process:
             from ..errors import BadInput
 
             raise BadInput(f"{self._where}: cursors need the environment in this process; use items() or a batch")

@@ -14,9 +14,10 @@ import contextlib
 
 import numpy as np
 
-from ..errors import BadInput, PycrawlerError
+from ..errors import PycrawlerError
 from . import gateway_address
 from .access import DUPLICATES
+from .environments import Environments
 from .packing import frame, unframe
 
 
@@ -131,7 +132,7 @@ def _one(record: bytes) -> tuple[bytes, np.ndarray]:
     return bytes(record), np.array([0, len(record)], dtype=np.int32)
 
 
-class RemoteEnvironment:
+class RemoteEnvironment(Environments):
     """The environment served at ``address`` (``py4j://HOST:PORT``), with the methods of
     :class:`~pycrawler.store.Environment`. ``token``: py4j's auth token; by default the one the
     server wrote for this address (:mod:`~pycrawler.store.gateway_address`). ``read_only``
@@ -166,41 +167,18 @@ class RemoteEnvironment:
 
     def database_names(self) -> list[str]:
         with gateway_errors(self.path):
-            return [name.decode() for name in unframe(_bytes(self._live.databaseNames()), 1)[0]]
-
-    def open_database(self, name: str, *, create: bool = False, read_only: bool | None = None,
-                      sorted_duplicates: bool | None = None, key_prefixing: bool = False):
-        from .database import Database
-
-        db = Database(self, name, create=create, read_only=self.read_only if read_only is None else read_only,
-                      sorted_duplicates=sorted_duplicates, key_prefixing=key_prefixing)
-        self._databases.append(db)
-        return db
+            return [name.decode() for name in unframe(_bytes(self._open_handle().databaseNames()), 1)[0]]
 
     def remove_database(self, name: str) -> None:
         with gateway_errors(f"{self.path} database {name!r}"):
-            self._live.removeDatabase(name)
-
-    def begin(self):
-        from .transaction import Transaction
-
-        if not self.transactional:
-            raise BadInput(f"{self.path} serves an environment without transactions")
-        return Transaction(self)
+            self._open_handle().removeDatabase(name)
 
     def sync(self) -> None:
         with gateway_errors(self.path):
-            self._live.sync()
+            self._open_handle().sync()
 
-    @property
-    def _live(self):
-        if self._served is None:
-            raise BadInput(f"environment {self.path} is closed")
+    def _handle(self):
         return self._served
-
-    @property
-    def closed(self) -> bool:
-        return self._served is None
 
     def close(self) -> None:
         """Close this client's databases and connections (the server and its environment stay)."""
@@ -214,12 +192,6 @@ class RemoteEnvironment:
             self._databases.clear()
             self._served = None
             self._gateway.close()
-
-    def __enter__(self) -> "RemoteEnvironment":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"<RemoteEnvironment {self.path!r} {'closed' if self.closed else 'open'}>"

@@ -240,6 +240,7 @@ def test_a_server_killed_leaves_what_it_acknowledged(server):
             db.put_many(keys, keys, txn=txn)
         db.put(b"last", b"one")
     server.kill()
+    assert_one_line_error(pycrawler("store", "ls", server.address), "no gateway answers there")
     with store.open(server.folder) as env:
         db = env.open_database("kept")
         assert len(db) == 30_001 and db.get(b"last") == b"one" and db.get(b"029999") == b"029999"

@@ -72,8 +72,12 @@ class Gateway:
             raise SetupError(f"cannot serve on {host}:{port}: {exc.getMessage()}") from None
         self.address = gateway_address.format_address(host, int(self._server.getListeningPort()))
         files = logfile.jdb_files(env.path)
-        gateway_address.write(self.address, {"token": self.token, "home": str(env.path),
-                                             "log_version": logfile.log_version(env.path) if files else None})
+        try:
+            gateway_address.write(self.address, {"token": self.token, "home": str(env.path),
+                                                 "log_version": logfile.log_version(env.path) if files else None})
+        except BaseException:
+            self.close()
+            raise
 
     def close(self) -> None:
         """Stop listening, abort what clients left open, and remove the token file."""

@@ -11,6 +11,7 @@ Class path, in order of precedence:
 2. ``target/pycrawler-bridge.jar`` (the Maven build of ``bridge/``).
 3. ``target/lib/*.jar`` (the bridge's runtime dependencies); a JE jar here is skipped
    when step 1 already supplied one, so the user's JE wins.
+4. The py4j package's own jar, for the gateway (:mod:`pycrawler.store.gateway_server`).
 
 JVM options: ``PYCRAWLER_HEAP`` (e.g. ``2g``) sets ``-Xmx``; ``PYCRAWLER_JVM_OPTS`` adds
 any other options (shell-quoted). The collector is the parallel one unless those options
@@ -68,7 +69,18 @@ def classpath() -> list[Path]:
             if not (user_has_je and _JE_JAR.match(p.name))]
     if not user_has_je and not any(_JE_JAR.match(p.name) for p in deps):
         raise SetupError(f"no JE jar in {TARGET / 'lib'} or PYCRAWLER_CLASSPATH: run scripts/setup")
-    return user + [BRIDGE_JAR] + deps
+    return user + [BRIDGE_JAR] + deps + py4j_jar()
+
+
+def py4j_jar() -> list[Path]:
+    """The jar the py4j package ships (its Java side: the gateway server of ``pycrawler
+    serve``), found through the package so that it always matches the Python side."""
+    try:
+        from py4j.java_gateway import find_jar_path
+    except ImportError:
+        return []
+    jar = find_jar_path()
+    return [Path(jar)] if jar else []
 
 
 CRAWL_JVM = {"PYCRAWLER_HEAP": "128m",

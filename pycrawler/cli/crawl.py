@@ -94,6 +94,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--parse-workers", type=_positive, default=2, metavar="N",
                    help="page-processing worker processes (default 2)")
     add_progress_option(p)
+    p.add_argument("--serve", action="store_true",
+                   help="serve the crawl's state while it runs (py4j, printed on stderr), so that store ls/dump "
+                        "read it live; see docs/gateway.md")
+    p.add_argument("--serve-port", type=int, default=0, metavar="N", help="port for --serve (default: a free one)")
     p.set_defaults(run=run_crawl)
 
 
@@ -103,7 +107,8 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
         concurrency=args.concurrency, politeness=parse_delay(args.delay), seen=args.seen, url_cache=args.url_cache,
         queue_policy=args.queue_policy, canon=args.canon, seen_key=args.seen_key, warc=args.warc, trace=args.trace,
         fsync=args.fsync, min_free_mb=args.min_free, obey_robots=not args.no_robots,
-        contact_url=contact_for(args.seeds, args.contact), parse_workers=args.parse_workers, progress=args.progress)
+        contact_url=contact_for(args.seeds, args.contact), parse_workers=args.parse_workers, progress=args.progress,
+        serve=args.serve_port if args.serve else None)
 
 
 def run_crawl(args: argparse.Namespace) -> int:

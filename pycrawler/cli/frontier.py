@@ -36,6 +36,7 @@ from ..frontier.layouts import LAYOUTS, open_frontier
 from ..frontier.politeness import Politeness
 from ..frontier.protocol import TodoFrontier
 from ..frontier.workqueues import WorkQueueFrontier, open_store
+from ..store.gateway_address import is_address
 from ..store.logfile import jdb_files
 from ..records.crawl_url import CrawlUrl, to_dict
 from .jsonl import json_line
@@ -68,7 +69,7 @@ def _open(path: str, *, layout: str | None = None, order: str | None = None, cre
           read_only: bool = False) -> TodoFrontier:
     """The work-queue frontier the directory holds (or ``--layout workqueues`` makes), else
     whichever TODO store :func:`open_frontier` detects."""
-    workqueues = open_store(path, read_only=read_only, politeness=Politeness.none())
+    workqueues = None if is_address(path) else open_store(path, read_only=read_only, politeness=Politeness.none())
     if workqueues is None and layout == WORKQUEUES:
         if jdb_files(path) if Path(path).is_dir() else False:
             raise BadInput(f"{path} holds another kind of store: use another directory for a work-queue frontier")

@@ -1,6 +1,7 @@
 """``pycrawler store ls|dump|load``: inspect, export and import JE databases.
 
-``ls`` and ``dump`` open the environment read-only and never change a byte of it; ``load``
+Each takes a folder or a served environment's address (``py4j://HOST:PORT``, see
+``pycrawler serve``). ``ls`` and ``dump`` open the environment read-only and never change a byte of it; ``load``
 opens it for writing (creating it when absent) and writes in batches, one transaction and
 one JNI crossing per batch. Dumps are JSON lines (``key``/``value`` decoded by bindings, plus
 the raw bytes as ``key_hex``/``value_hex``; bytes that cannot be decoded have
@@ -37,7 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     actions = p.add_subparsers(dest="store_command", required=True, metavar="ACTION")
 
     ls = actions.add_parser("ls", help="databases, record counts and JE log version (read-only)")
-    ls.add_argument("dir", metavar="DIR", help="the JE environment (a folder of .jdb files)")
+    ls.add_argument("dir", metavar="DIR", help="the JE environment (a folder of .jdb files, or a served one's "
+                                               "py4j://HOST:PORT)")
     ls.set_defaults(run=run_ls)
 
     dump = actions.add_parser("dump", help="write one database's records as JSON lines or DbDump text (read-only)")
@@ -78,9 +80,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 # -- ls ---------------------------------------------------------------------------------------
 def run_ls(args: argparse.Namespace) -> int:
-    from ..store import Environment
+    from .. import store
 
-    with Environment(args.dir, read_only=True) as env:
+    with store.open(args.dir, read_only=True) as env:
         names = env.database_names()
         counts = {}
         for name in names:
@@ -193,13 +195,13 @@ def _decode_into(record: dict, field: str, decode, data: bytes, where: str) -> s
 
 
 def run_dump(args: argparse.Namespace) -> int:
-    from ..store import Environment
+    from .. import store
 
     if args.format == "dbdump" and (args.key != AUTO or args.value != AUTO):
         raise BadInput("--key and --value choose how jsonl decodes records; a dbdump holds the raw bytes")
     if args.format == "jsonl" and args.printable:
         raise BadInput("--printable chooses dbdump's print format; it does not apply to jsonl")
-    with Environment(args.dir, read_only=True) as env:
+    with store.open(args.dir, read_only=True) as env:
         db = env.open_database(args.db)
         with meter(f"dump {args.db}", total=db.count, unit="records", enabled=args.progress) as bar:
             if args.format == "dbdump":
@@ -212,7 +214,7 @@ def run_dump(args: argparse.Namespace) -> int:
 def _dump_dbdump(db, args: argparse.Namespace, bar) -> None:
     from ..store import dbdump
 
-    dupsort = bool(db.java.getConfig().getSortedDuplicates())
+    dupsort = db.sorted_duplicates
     with _output(args.output) as out, dbdump.DbDumpWriter(
             out, database=args.db, format="print" if args.printable else "bytevalue", dupsort=dupsort) as writer:
         for chunk in _chunks(db.items(), DUMP_CHUNK_RECORDS):
@@ -297,7 +299,8 @@ def _batches(records: Iterable[tuple[bytes, bytes]]) -> Iterator[tuple[list[byte
 
 
 def run_load(args: argparse.Namespace) -> int:
-    from ..store import Environment, dbdump
+    from .. import store
+    from ..store import dbdump
 
     with _input(args.file) as (stream, name):
         fmt = args.format or _sniff_format(stream)
@@ -311,7 +314,7 @@ def run_load(args: argparse.Namespace) -> int:
         if not database:
             raise BadInput("name the database with --db (the input does not name one)")
         loaded = 0
-        with Environment(args.dir, create=True) as env, \
+        with store.open(args.dir, create=True) as env, \
                 meter(f"load {database}", unit="records", enabled=args.progress) as bar:
             db = env.open_database(database, create=True, sorted_duplicates=dupsort or None)
             for keys, values in _batches(records):

@@ -64,6 +64,7 @@ import contextlib
 import dataclasses
 import json
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -166,6 +167,7 @@ class CrawlConfig:
     grace: float = 5.0
     fetch: dict = dataclasses.field(default_factory=dict)  # FetchConfig overrides (timeouts, caps)
     progress: bool | None = None          # None: when stderr is a terminal
+    serve: int | None = None              # serve the state through py4j on this port (0: any free one)
 
 
 @dataclasses.dataclass
@@ -263,6 +265,7 @@ class Crawler:
             raise BadInput("--max-depth cannot be negative")
         self.seeds = seeds
         self.url_cache = None
+        self.gateway = None  # the py4j gateway of --serve
         if config.url_cache:
             from ..seen.cache import cache_from_spec
             self.url_cache = cache_from_spec(config.url_cache)  # refuses a bad spec before anything opens
@@ -339,12 +342,31 @@ class Crawler:
             self._close_stores()
             raise
         self.summary.repairs = self.outputs.repairs
+        try:
+            self.gateway = None if config.serve is None else self._serve(config.serve)
+        except BaseException:
+            self.outputs.close()
+            self._close_stores()
+            raise
+
+    def _serve(self, port: int):
+        """Serve the crawl's environment to other processes (``store ls``, ``frontier stats``
+        on its address) while it runs: their calls run on py4j's threads in this JVM, against
+        committed data, and take no Python lock, so they hold the crawl up only by JE's own
+        record locks, each kept for one read."""
+        from ..store.gateway_server import Gateway
+
+        gateway = Gateway(self.env, port=port)
+        print(f"pycrawler crawl: serving {self.config.state} at {gateway.address}", file=sys.stderr, flush=True)
+        return gateway
 
     def _close(self) -> None:
         """Close outputs and stores. After a failure the stores are left as a kill -9 at that
         moment would leave them, which the next run recovers from: closing writes (JE's
         checkpoint, the Visited table's files), and on a full disk such a write would be torn."""
         self.outputs.close()
+        if self.gateway is not None:  # before the stores: nobody else reads or writes them from here on
+            self.gateway.close()
         with contextlib.suppress(Exception):  # counts for the summary, read only
             self.summary.pending = len(self.frontier)
             self.summary.records = self.fetched.count()

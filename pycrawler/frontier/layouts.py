@@ -17,7 +17,8 @@ import os
 from pathlib import Path
 
 from ..errors import BadInput
-from ..store import Environment
+from .. import store
+from ..store import Environment, gateway_address
 from ..store.logfile import jdb_files
 from .book import BookFrontier, is_book_layout
 from .protocol import TodoFrontier
@@ -49,11 +50,14 @@ def open_frontier(path: str | os.PathLike, *, layout: str | None = None, order: 
     if order is not None and order not in LAYOUTS[layout or "pycrawler"]:
         raise BadInput(f"the {layout or 'pycrawler'} layout has orders {', '.join(LAYOUTS[layout or 'pycrawler'])}, "
                        f"not {order!r}")
-    path = Path(path)
-    if not create and not (path.is_dir() and jdb_files(path)):
-        raise BadInput(f"{path} holds no TODO store" + ("" if path.exists() else " (it does not exist)"))
-    env = Environment(path, create=create, read_only=read_only, durability=None if read_only else durability,
-                      config=JE_CONFIG)
+    if gateway_address.is_address(str(path)):
+        env = store.open(str(path), read_only=read_only)  # served: its server chose durability and settings
+    else:
+        path = Path(path)
+        if not create and not (path.is_dir() and jdb_files(path)):
+            raise BadInput(f"{path} holds no TODO store" + ("" if path.exists() else " (it does not exist)"))
+        env = Environment(path, create=create, read_only=read_only, durability=None if read_only else durability,
+                          config=JE_CONFIG)
     try:
         frontier = _frontier_in(env, layout, order, create)
     except BaseException:

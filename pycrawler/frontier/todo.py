@@ -185,6 +185,9 @@ class JeFrontier(TodoFrontier):
         self._require_writable()
         if n <= 0:
             return []
+        if not self.db.in_process:
+            raise BadInput(f"{self.env.path}: taking URLs runs in Java beside JE (TodoQueue.takeFirst), so it "
+                           "needs the store in this process, not served")
         import jpype
 
         take_first, jbytes = jpype.JClass("org.pycrawler.bridge.TodoQueue").takeFirst, jpype.JArray(jpype.JByte)

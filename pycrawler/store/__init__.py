@@ -6,12 +6,27 @@
 ...     list(db.items(prefix=b"a"))
 [(b'a', b'1')]
 
-Bindings (tuple, serial), the sorted mapping view and the DbDump format live in the sibling
-modules of this package.
+:func:`open` takes a folder or the address of a served environment (``pycrawler serve``,
+``py4j://HOST:PORT``) and gives the same API either way. Bindings (tuple, serial), the sorted
+mapping view and the DbDump format live in the sibling modules of this package.
 """
 
 from .database import Database
 from .environment import Environment
 from .transaction import Transaction
 
-__all__ = ["Environment", "Database", "Transaction"]
+__all__ = ["Environment", "Database", "Transaction", "open"]
+
+
+def open(target, *, token: str | None = None, **options):
+    """An :class:`Environment` for a folder, or a
+    :class:`~pycrawler.store.gateway_client.RemoteEnvironment` for a ``py4j://`` address
+    (``token``: py4j's auth token, by default the one its server wrote for this user;
+    ``options``: only ``read_only`` applies to a served environment, the server chose the rest)."""
+    from . import gateway_address
+
+    if gateway_address.is_address(str(target)):
+        from .gateway_client import RemoteEnvironment
+
+        return RemoteEnvironment(str(target), token=token, read_only=options.get("read_only", False))
+    return Environment(target, **options)

@@ -1,6 +1,6 @@
 """A named JE database: bytes in, bytes out, ordered by unsigned byte comparison.
 
-Single-record methods cross JNI once each and are for convenience; the ``*_many`` methods
+Single-record methods cross JNI (or, served, the socket) once each and are for convenience; the ``*_many`` methods
 and the scans hand the JVM whole batches (see ``org.pycrawler.bridge.Bulk``), which is what
 any hot path must use.
 
@@ -18,8 +18,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from .java_errors import je_errors
-from .packing import pack, unpack
+from .packing import pack
 
 SCAN_PAGE_RECORDS = 4096
 SCAN_PAGE_BYTES = 4 << 20
@@ -37,42 +36,41 @@ def _java_txn(txn):
     return None if txn is None else txn.java
 
 
+def _packed(items) -> tuple:
+    return items if isinstance(items, tuple) else pack(items)
+
+
 class Database:
-    """One JE database of an :class:`~pycrawler.store.Environment`."""
+    """One JE database of an :class:`~pycrawler.store.Environment` (or of a served one: the
+    environment's ``access`` says how its JE is reached, see :mod:`~pycrawler.store.access`)."""
 
     def __init__(self, env, name: str, *, create: bool, read_only: bool, sorted_duplicates: bool | None,
                  key_prefixing: bool = False):
-        import jpype
-
         self.env = env
         self.name = name
         self.read_only = read_only
         self._where = f"{env.path} database {name!r}"
-        cfg = jpype.JClass("com.sleepycat.je.DatabaseConfig")()
-        cfg.setAllowCreate(create and not read_only)
-        cfg.setReadOnly(read_only)
-        cfg.setTransactional(env.transactional)
-        cfg.setKeyPrefixing(key_prefixing)
-        if sorted_duplicates is None:
-            # Take the setting the database was created with (JE refuses a mismatch).
-            jpype.JClass("com.sleepycat.je.DbInternal").setUseExistingConfig(cfg, True)
-        else:
-            cfg.setSortedDuplicates(sorted_duplicates)
+        self._access = env.access
+        self._db = None
         if not create and name not in env.database_names():
             from ..errors import BadInput
 
             raise BadInput(f"{env.path} has no database {name!r} (it has: {', '.join(env.database_names()) or 'none'})")
-        with je_errors(self._where):
-            self._db = env.java.openDatabase(None, name, cfg)
-            self.sorted_duplicates = bool(self._db.getConfig().getSortedDuplicates())
-        self._bulk = jpype.JClass("org.pycrawler.bridge.Bulk")
-        self._entry = jpype.JClass("com.sleepycat.je.DatabaseEntry")
-        self._SUCCESS = jpype.JClass("com.sleepycat.je.OperationStatus").SUCCESS
-        self._bytes = jpype.JArray(jpype.JByte)
-        self._ints = jpype.JArray(jpype.JInt)
+        with self._access.errors(self._where):
+            self._db = self._access.open_database(name, create=create, read_only=read_only,
+                                                  transactional=env.transactional,
+                                                  sorted_duplicates=sorted_duplicates, key_prefixing=key_prefixing)
+            self.sorted_duplicates = self._access.sorted_duplicates(self._db)
+
+    @property
+    def in_process(self) -> bool:
+        """Whether JE runs in this process (False for a served environment): Java helpers
+        that take :attr:`java` need it."""
+        return self._access.local
 
     @property
     def java(self):
+        """The database's handle: JE's Java object in process, a number for a served environment."""
         if self._db is None:
             from ..errors import BadInput
 
@@ -82,8 +80,8 @@ class Database:
     def close(self) -> None:
         if getattr(self, "_db", None) is not None:
             db, self._db = self._db, None
-            with je_errors(self._where):
-                db.close()
+            with self._access.errors(self._where):
+                self._access.close_database(db)
 
     def __enter__(self) -> "Database":
         return self
@@ -93,10 +91,9 @@ class Database:
 
     # -- one record at a time ------------------------------------------------------------
     def get(self, key: bytes, default=None, txn=None):
-        k, v = self._entry(self._bytes(key)), self._entry()
-        with je_errors(self._where):
-            status = self.java.get(_java_txn(txn), k, v, None)
-        return bytes(v.getData()) if status == self._SUCCESS else default
+        with self._access.errors(self._where):
+            value = self._access.get(self.java, _java_txn(txn), key)
+        return default if value is None else value
 
     def __getitem__(self, key: bytes) -> bytes:
         value = self.get(key)
@@ -108,71 +105,56 @@ class Database:
         return bool(self.contains_many([key])[0])
 
     def put(self, key: bytes, value: bytes, txn=None) -> None:
-        with je_errors(self._where):
-            self.java.put(_java_txn(txn), self._entry(self._bytes(key)), self._entry(self._bytes(value)))
+        with self._access.errors(self._where):
+            self._access.put(self.java, _java_txn(txn), key, value)
 
     def put_if_absent(self, key: bytes, value: bytes, txn=None) -> bool:
         """Write only when ``key`` is absent; True when written."""
-        with je_errors(self._where):
-            status = self.java.putNoOverwrite(_java_txn(txn), self._entry(self._bytes(key)),
-                                              self._entry(self._bytes(value)))
-        return status == self._SUCCESS
+        with self._access.errors(self._where):
+            return self._access.put_if_absent(self.java, _java_txn(txn), key, value)
 
     def delete(self, key: bytes, txn=None) -> bool:
-        with je_errors(self._where):
-            return self.java.delete(_java_txn(txn), self._entry(self._bytes(key))) == self._SUCCESS
+        with self._access.errors(self._where):
+            return self._access.delete(self.java, _java_txn(txn), key)
 
     def count(self) -> int:
-        with je_errors(self._where):
-            return int(self.java.count())
+        with self._access.errors(self._where):
+            return self._access.count(self.java)
 
     __len__ = count
 
-    # -- batches: one JNI crossing each ----------------------------------------------------
-    def _packed(self, items) -> tuple:
-        data, offsets = items if isinstance(items, tuple) else pack(items)
-        return self._bytes(data), self._ints(offsets)
-
+    # -- batches: one JNI (or socket) crossing each ----------------------------------------
     def put_many(self, keys: Sequence[bytes] | tuple, values: Sequence[bytes] | tuple, txn=None) -> int:
         """Write every pair (overwriting). ``keys``/``values`` are lists of bytes or packed
         ``(data, offsets)`` pairs (see :mod:`~pycrawler.store.packing`)."""
-        with je_errors(self._where):
-            return int(self._bulk.put(self.java, _java_txn(txn), *self._packed(keys), *self._packed(values)))
+        with self._access.errors(self._where):
+            return self._access.put_many(self.java, _java_txn(txn), _packed(keys), _packed(values))
 
     def put_if_absent_many(self, keys, values=None, txn=None) -> np.ndarray:
         """Insert the pairs whose keys are absent (empty values when ``values`` is None);
         a bool array says which were inserted. A key twice in one batch: the first wins."""
-        with je_errors(self._where):
-            if values is None:
-                out = self._bulk.addKeys(self.java, _java_txn(txn), *self._packed(keys))
-            else:
-                out = self._bulk.putNoOverwrite(self.java, _java_txn(txn), *self._packed(keys), *self._packed(values))
-        return np.array(out, dtype=bool)
+        with self._access.errors(self._where):
+            return self._access.put_if_absent_many(self.java, _java_txn(txn), _packed(keys),
+                                                   None if values is None else _packed(values))
 
     def contains_many(self, keys, txn=None) -> np.ndarray:
-        with je_errors(self._where):
-            return np.array(self._bulk.contains(self.java, _java_txn(txn), *self._packed(keys)), dtype=bool)
+        with self._access.errors(self._where):
+            return self._access.contains_many(self.java, _java_txn(txn), _packed(keys))
 
     def delete_many(self, keys, txn=None) -> np.ndarray:
-        with je_errors(self._where):
-            return np.array(self._bulk.delete(self.java, _java_txn(txn), *self._packed(keys)), dtype=bool)
+        with self._access.errors(self._where):
+            return self._access.delete_many(self.java, _java_txn(txn), _packed(keys))
 
     def get_many(self, keys, txn=None) -> list[bytes | None]:
         """Values in key order of the request; None where a key is absent."""
-        import jpype
-
-        jkeys, joffs = self._packed(keys)
-        found = jpype.JArray(jpype.JBoolean)(len(joffs) - 1)
-        with je_errors(self._where):
-            packed = self._bulk.get(self.java, _java_txn(txn), jkeys, joffs, found)
-        values = unpack(packed.data, packed.offsets)
-        return [v if hit else None for v, hit in zip(values, np.asarray(found))]
+        with self._access.errors(self._where):
+            values, found = self._access.get_many(self.java, _java_txn(txn), _packed(keys))
+        return [v if hit else None for v, hit in zip(values, found)]
 
     def delete_range(self, start: bytes | None = None, stop: bytes | None = None, txn=None) -> int:
         """Remove every record with ``start <= key < stop``; returns how many."""
-        with je_errors(self._where):
-            return int(self._bulk.deleteRange(self.java, _java_txn(txn), start and self._bytes(start),
-                                              stop and self._bytes(stop)))
+        with self._access.errors(self._where):
+            return self._access.delete_range(self.java, _java_txn(txn), start, stop)
 
     # -- ordered scans ---------------------------------------------------------------------
     def items(self, start: bytes | None = None, stop: bytes | None = None, *, prefix: bytes | None = None,
@@ -194,14 +176,10 @@ class Database:
         position, inclusive = (stop, False) if reverse else (start, True)
         resume_value = None
         bound = start if reverse else stop
-        jbound = None if bound is None else self._bytes(bound)
         while True:
-            with je_errors(self._where):
-                page = self._bulk.scan(self.java, _java_txn(txn), None if position is None else self._bytes(position),
-                                       None if resume_value is None else self._bytes(resume_value),
-                                       inclusive, jbound, reverse, page_records, SCAN_PAGE_BYTES, keys_only)
-            keys = unpack(page[0].data, page[0].offsets)
-            values = unpack(page[1].data, page[1].offsets)
+            with self._access.errors(self._where):
+                keys, values = self._access.scan(self.java, _java_txn(txn), position, resume_value, inclusive,
+                                                 bound, reverse, page_records, SCAN_PAGE_BYTES, keys_only)
             yield from zip(keys, values)
             if not keys or (len(keys) < page_records
                             and sum(map(len, keys)) + sum(map(len, values)) < SCAN_PAGE_BYTES):
@@ -220,8 +198,14 @@ class Database:
         return self.keys()
 
     def cursor(self, txn=None):
-        """A positioned cursor (one JNI call per move), for walks that change direction."""
+        """A positioned cursor (one JNI call per move), for walks that change direction; in
+        process only (served, each move would be a round trip: scan with :meth:`items`)."""
         from .cursor import Cursor
+
+        if not self.in_process:
+            from ..errors import BadInput
+
+            raise BadInput(f"{self._where}: cursors need the environment in this process; use items() or a batch")
 
         return Cursor(self, txn)
 

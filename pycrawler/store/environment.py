@@ -20,6 +20,8 @@ from pathlib import Path
 from .. import jvm
 from ..errors import BadInput, SetupError
 from . import logfile
+from .access import LocalAccess
+from .environments import Environments
 from .java_errors import je_errors
 
 DURABILITY = ("sync", "write_no_sync", "no_sync")
@@ -37,7 +39,7 @@ for its own large deployments); pycrawler's stores ask for 256 MB. A caller's va
 crawl derives it from ``--min-free``); 0 turns the check off."""
 
 
-class Environment:
+class Environment(Environments):
     """A JE environment, opened on construction and closed by :meth:`close` (idempotent).
 
     ``transactional``: databases get ACID transactions and survive kill -9 up to the last
@@ -82,6 +84,7 @@ class Environment:
         except BaseException:
             self._remove_view()
             raise
+        self.access = LocalAccess(self._env)
         if read_only and log_extent is not None:
             self._check_log_end(*log_extent)
 
@@ -143,42 +146,17 @@ class Environment:
         with je_errors(str(self.path)):
             return [str(n) for n in self.java.getDatabaseNames()]
 
-    def open_database(self, name: str, *, create: bool = False, read_only: bool | None = None,
-                      sorted_duplicates: bool | None = None, key_prefixing: bool = False):
-        """Open the database ``name``; ``create`` makes it when absent. ``sorted_duplicates``
-        None opens an existing database with the duplicates setting it was created with (and
-        creates one without duplicates). ``key_prefixing`` stores each B-tree node's common
-        key prefix once: worth it for long keys that share prefixes (URLs, queue keys)."""
-        from .database import Database
-
-        db = Database(self, name, create=create, read_only=self.read_only if read_only is None else read_only,
-                      sorted_duplicates=sorted_duplicates, key_prefixing=key_prefixing)
-        self._databases.append(db)
-        return db
-
     def remove_database(self, name: str) -> None:
         with je_errors(f"{self.path} database {name!r}"):
             self.java.removeDatabase(None, name)
 
-    # -- transactions --------------------------------------------------------------------
-    def begin(self):
-        """A transaction; use it as a context manager (commit on success, abort on error)."""
-        from .transaction import Transaction
-
-        if not self.transactional:
-            raise BadInput(f"{self.path} was opened without transactions")
-        return Transaction(self)
-
     # -- life cycle ----------------------------------------------------------------------
-    @property
-    def java(self):
-        if self._env is None:
-            raise BadInput(f"environment {self.path} is closed")
+    def _handle(self):
         return self._env
 
     @property
-    def closed(self) -> bool:
-        return self._env is None
+    def java(self):
+        return self._open_handle()
 
     def sync(self) -> None:
         """Write everything to disk (a no-op when read-only)."""
@@ -198,12 +176,6 @@ class Environment:
                 env.close()
         finally:
             self._remove_view()
-
-    def __enter__(self) -> "Environment":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else ("read-only" if self.read_only else "open")

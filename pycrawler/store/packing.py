@@ -42,3 +42,25 @@ def unpack(data, offsets) -> list[bytes]:
 def u64_keys(keys: np.ndarray) -> np.ndarray:
     """64-bit unsigned keys as big-endian bytes, so JE's byte order is numeric order."""
     return np.asarray(keys, dtype=np.uint64).astype(">u8")
+
+
+def frame(*batches: tuple[bytes, np.ndarray]) -> bytes:
+    """Packed batches as the one byte string a batch is over a socket: per batch, its record
+    count, its offsets (big-endian int32 each), then its data (``org.pycrawler.bridge.Packed.frame``)."""
+    parts = []
+    for data, offsets in batches:
+        offsets = np.asarray(offsets)
+        parts += [np.array([len(offsets) - 1], dtype=">i4").tobytes(), offsets.astype(">i4").tobytes(), bytes(data)]
+    return b"".join(parts)
+
+
+def unframe(framed: bytes, batches: int) -> list[list[bytes]]:
+    """The records of each of the ``batches`` batches in a :func:`frame`."""
+    out, at = [], 0
+    for _ in range(batches):
+        count = int(np.frombuffer(framed, dtype=">i4", count=1, offset=at)[0])
+        offsets = np.frombuffer(framed, dtype=">i4", count=count + 1, offset=at + 4)
+        at += 4 * (count + 2)
+        out.append(unpack(memoryview(framed)[at:at + int(offsets[-1])], offsets))
+        at += int(offsets[-1])
+    return out

@@ -2,26 +2,27 @@
 
 from __future__ import annotations
 
-from .java_errors import je_errors
-
 
 class Transaction:
+    """One JE transaction of ``env``; ``java`` is its handle (None once ended)."""
+
     def __init__(self, env):
         self.env = env
-        with je_errors(str(env.path)):
-            self.java = env.java.beginTransaction(None, None)
+        self._access = env.access
+        with self._access.errors(str(env.path)):
+            self.java = self._access.begin()
 
     def commit(self) -> None:
         if self.java is not None:
             txn, self.java = self.java, None
-            with je_errors(str(self.env.path)):
-                txn.commit()
+            with self._access.errors(str(self.env.path)):
+                self._access.commit(txn)
 
     def abort(self) -> None:
         if self.java is not None:
             txn, self.java = self.java, None
-            with je_errors(str(self.env.path)):
-                txn.abort()
+            with self._access.errors(str(self.env.path)):
+                self._access.abort(txn)
 
     def __enter__(self) -> "Transaction":
         return self

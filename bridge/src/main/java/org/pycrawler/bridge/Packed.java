@@ -21,6 +21,43 @@ public final class Packed {
         return offsets[i + 1] - offsets[i];
     }
 
+    /**
+     * Several packed batches as one byte array, the form a batch takes over a socket (one
+     * array per call, not one object per record): for each batch, its record count n
+     * (big-endian int32), its n+1 offsets (int32 each), then its data.
+     */
+    public static byte[] frame(Packed... batches) {
+        int size = 0;
+        for (Packed p : batches) {
+            size += 4 * (p.offsets.length + 1) + p.data.length;
+        }
+        java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate(size);
+        for (Packed p : batches) {
+            out.putInt(p.size());
+            for (int offset : p.offsets) {
+                out.putInt(offset);
+            }
+            out.put(p.data);
+        }
+        return out.array();
+    }
+
+    /** The batches of a {@link #frame}, in order. */
+    public static Packed[] unframe(byte[] frame, int batches) {
+        java.nio.ByteBuffer in = java.nio.ByteBuffer.wrap(frame);
+        Packed[] out = new Packed[batches];
+        for (int b = 0; b < batches; b++) {
+            int[] offsets = new int[in.getInt() + 1];
+            for (int i = 0; i < offsets.length; i++) {
+                offsets[i] = in.getInt();
+            }
+            byte[] data = new byte[offsets[offsets.length - 1]];
+            in.get(data);
+            out[b] = new Packed(data, offsets);
+        }
+        return out;
+    }
+
     /** Builds a {@link Packed} record by record; grows like an ArrayList. */
     public static final class Builder {
         private byte[] data = new byte[1024];

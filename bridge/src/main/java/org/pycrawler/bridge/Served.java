@@ -1,0 +1,296 @@
+package org.pycrawler.bridge;
+
+import com.sleepycat.je.Database;
+import com.sleepycat.je.DatabaseConfig;
+import com.sleepycat.je.DatabaseException;
+import com.sleepycat.je.Environment;
+import com.sleepycat.je.Transaction;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One JE environment served to other processes: the entry point of pycrawler's py4j gateway.
+ *
+ * <p>Clients name databases and transactions by numbers (handles) this object hands out, and
+ * every batch crosses the socket as one byte array ({@link Packed#frame}), handled here by
+ * {@link Bulk} exactly as an in-process batch is. Answers to batches are frames too, as base64
+ * text (see {@link #answer}); flags (which keys were inserted, found, removed) are one byte each.
+ *
+ * <p>A transaction left idle for longer than the time-out is aborted by a reaper thread: a
+ * client that dies (or hangs) mid-transaction would otherwise hold its locks, and every writer
+ * touching those records would wait on them, for as long as the server runs. The time-out is
+ * counted from the end of the transaction's last call, so a long batch is never cut short.
+ */
+public final class Served implements AutoCloseable {
+    private final Environment env;
+    private final Configs configs;
+    private final long idleMillis;
+    private final AtomicLong ids = new AtomicLong();
+    private final Map<Long, Database> databases = new ConcurrentHashMap<>();
+    private final Map<Long, Open> transactions = new ConcurrentHashMap<>();
+    private final Thread reaper;
+
+    /** An open transaction, its calls in progress, and when the last one ended. */
+    private static final class Open {
+        final Transaction txn;
+        int calls;
+        long idleSince = System.currentTimeMillis();
+
+        Open(Transaction txn) {
+            this.txn = txn;
+        }
+    }
+
+    public Served(Environment env, Configs configs, long idleMillis) {
+        this.env = env;
+        this.configs = configs;
+        this.idleMillis = idleMillis;
+        reaper = new Thread(this::reap, "pycrawler-gateway-reaper");
+        reaper.setDaemon(true);
+        reaper.start();
+    }
+
+    /**
+     * Makes the configuration of a database opened the way pycrawler opens them (duplicates:
+     * -1 = as created). Supplied by the caller: JE's setters changed their return type after
+     * JE 3.3, so code compiled here cannot call them on every JE pycrawler loads.
+     */
+    public interface Configs {
+        DatabaseConfig make(boolean create, boolean readOnly, boolean transactional, int duplicates,
+                boolean keyPrefixing);
+    }
+
+    // -- the environment ----------------------------------------------------------------------
+    public String home() throws DatabaseException {
+        return env.getHome().getPath();
+    }
+
+    public boolean readOnly() throws DatabaseException {
+        return env.getConfig().getReadOnly();
+    }
+
+    public boolean transactional() throws DatabaseException {
+        return env.getConfig().getTransactional();
+    }
+
+    /** The names of the environment's databases, framed as one batch of UTF-8 strings. */
+    public String databaseNames() throws DatabaseException {
+        Packed.Builder names = new Packed.Builder();
+        for (Object name : env.getDatabaseNames()) {
+            byte[] utf8 = ((String) name).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            names.add(utf8, 0, utf8.length);
+        }
+        return answer(Packed.frame(names.build()));
+    }
+
+    public void removeDatabase(String name) throws DatabaseException {
+        env.removeDatabase(null, name);
+    }
+
+    public void sync() throws DatabaseException {
+        env.sync();
+    }
+
+    // -- databases ------------------------------------------------------------------------------
+    public long openDatabase(String name, boolean create, boolean readOnly, int duplicates, boolean keyPrefixing)
+            throws DatabaseException {
+        boolean txnal = env.getConfig().getTransactional();
+        Database db = env.openDatabase(null, name, configs.make(create, readOnly, txnal, duplicates, keyPrefixing));
+        long id = ids.incrementAndGet();
+        databases.put(id, db);
+        return id;
+    }
+
+    private Database db(long id) {
+        Database db = databases.get(id);
+        if (db == null) {
+            throw new IllegalStateException("database handle " + id + " is closed");
+        }
+        return db;
+    }
+
+    public boolean sortedDuplicates(long db) throws DatabaseException {
+        return db(db).getConfig().getSortedDuplicates();
+    }
+
+    public long count(long db) throws DatabaseException {
+        return db(db).count();
+    }
+
+    public void closeDatabase(long db) throws DatabaseException {
+        Database closing = databases.remove(db);
+        if (closing != null) {
+            closing.close();
+        }
+    }
+
+    // -- transactions ---------------------------------------------------------------------------
+    public long begin() throws DatabaseException {
+        long id = ids.incrementAndGet();
+        transactions.put(id, new Open(env.beginTransaction(null, null)));
+        return id;
+    }
+
+    public void commit(long txn) throws DatabaseException {
+        take(txn).txn.commit();
+    }
+
+    public void abort(long txn) throws DatabaseException {
+        take(txn).txn.abort();
+    }
+
+    private Open take(long txn) {
+        Open open = transactions.remove(txn);
+        if (open == null) {
+            throw gone(txn);
+        }
+        return open;
+    }
+
+    private IllegalStateException gone(long txn) {
+        return new IllegalStateException("transaction " + txn + " is no longer open (ended, or aborted after "
+                + idleMillis / 1000.0 + " s without a call)");
+    }
+
+    private interface Call<T> {
+        T run(Transaction txn) throws DatabaseException;
+    }
+
+    /** Runs {@code call} in transaction {@code txn} (0: none), which the reaper leaves alone meanwhile. */
+    private <T> T in(long txn, Call<T> call) throws DatabaseException {
+        if (txn == 0) {
+            return call.run(null);
+        }
+        Open open;
+        synchronized (transactions) {
+            open = transactions.get(txn);
+            if (open == null) {
+                throw gone(txn);
+            }
+            open.calls++;
+        }
+        try {
+            return call.run(open.txn);
+        } finally {
+            synchronized (transactions) {
+                open.calls--;
+                open.idleSince = System.currentTimeMillis();
+            }
+        }
+    }
+
+    private void reap() {
+        while (!Thread.currentThread().isInterrupted()) {
+            try {
+                Thread.sleep(Math.max(10, idleMillis / 4));
+            } catch (InterruptedException e) {
+                return;
+            }
+            List<Transaction> stale = new ArrayList<>();
+            long now = System.currentTimeMillis();
+            synchronized (transactions) {
+                for (Iterator<Open> it = transactions.values().iterator(); it.hasNext();) {
+                    Open open = it.next();
+                    if (open.calls == 0 && now - open.idleSince > idleMillis) {
+                        it.remove();
+                        stale.add(open.txn);
+                    }
+                }
+            }
+            for (Transaction txn : stale) {
+                try {
+                    txn.abort();
+                } catch (DatabaseException | RuntimeException e) {
+                    // The environment is closing or failed; nothing is left to release.
+                }
+            }
+        }
+    }
+
+    // -- batches: one frame each ------------------------------------------------------------------
+    /**
+     * An answer as base64 text: py4j hands a returned byte[] to Python through a loop over its
+     * bytes in Python (several times slower than JE's work on the batch), a string through C.
+     */
+    private static String answer(byte[] data) {
+        return java.util.Base64.getEncoder().encodeToString(data);
+    }
+
+    private static String flagAnswer(boolean[] values) {
+        return answer(flags(values));
+    }
+
+    private static byte[] flags(boolean[] values) {
+        byte[] out = new byte[values.length];
+        for (int i = 0; i < values.length; i++) {
+            out[i] = (byte) (values[i] ? 1 : 0);
+        }
+        return out;
+    }
+
+    public int put(long db, long txn, byte[] frame) throws DatabaseException {
+        Packed[] kv = Packed.unframe(frame, 2);
+        return in(txn, t -> Bulk.put(db(db), t, kv[0].data, kv[0].offsets, kv[1].data, kv[1].offsets));
+    }
+
+    public String putNoOverwrite(long db, long txn, byte[] frame) throws DatabaseException {
+        Packed[] kv = Packed.unframe(frame, 2);
+        return flagAnswer(in(txn, t -> Bulk.putNoOverwrite(db(db), t, kv[0].data, kv[0].offsets, kv[1].data,
+                kv[1].offsets)));
+    }
+
+    public String addKeys(long db, long txn, byte[] frame) throws DatabaseException {
+        Packed k = Packed.unframe(frame, 1)[0];
+        return flagAnswer(in(txn, t -> Bulk.addKeys(db(db), t, k.data, k.offsets)));
+    }
+
+    public String contains(long db, long txn, byte[] frame) throws DatabaseException {
+        Packed k = Packed.unframe(frame, 1)[0];
+        return flagAnswer(in(txn, t -> Bulk.contains(db(db), t, k.data, k.offsets)));
+    }
+
+    public String delete(long db, long txn, byte[] frame) throws DatabaseException {
+        Packed k = Packed.unframe(frame, 1)[0];
+        return flagAnswer(in(txn, t -> Bulk.delete(db(db), t, k.data, k.offsets)));
+    }
+
+    /** The values framed, then the found flags as one more record. */
+    public String get(long db, long txn, byte[] frame) throws DatabaseException {
+        Packed k = Packed.unframe(frame, 1)[0];
+        boolean[] found = new boolean[k.size()];
+        Packed values = in(txn, t -> Bulk.get(db(db), t, k.data, k.offsets, found));
+        byte[] hits = flags(found);
+        return answer(Packed.frame(values, new Packed(hits, new int[] {0, hits.length})));
+    }
+
+    public long deleteRange(long db, long txn, byte[] from, byte[] stop) throws DatabaseException {
+        return in(txn, t -> Bulk.deleteRange(db(db), t, from, stop));
+    }
+
+    /** One page of {@link Bulk#scan}, keys and values framed. */
+    public String scan(long db, long txn, byte[] from, byte[] fromValue, boolean fromInclusive, byte[] stop,
+            boolean reverse, int limit, int maxBytes, boolean keysOnly) throws DatabaseException {
+        return answer(Packed.frame(in(txn, t -> Bulk.scan(db(db), t, from, fromValue, fromInclusive, stop, reverse,
+                limit, maxBytes, keysOnly))));
+    }
+
+    /** Aborts what clients left open and closes their databases; the environment stays open. */
+    @Override
+    public void close() throws DatabaseException {
+        reaper.interrupt();
+        synchronized (transactions) {
+            for (Open open : transactions.values()) {
+                open.txn.abort();
+            }
+            transactions.clear();
+        }
+        for (Database db : databases.values()) {
+            db.close();
+        }
+        databases.clear();
+    }
+}

@@ -1,0 +1,130 @@
+"""The seam between the store layer's Python logic and the JE that does the work.
+
+:class:`~pycrawler.store.Database` and :class:`~pycrawler.store.Transaction` hold handles and
+call an *access*: :class:`LocalAccess` here, which drives JE in this process through JPype,
+or :class:`~pycrawler.store.gateway_client.RemoteAccess`, which drives a served environment
+through py4j. Both take and return batches packed as ``(data, offsets)`` (see
+:mod:`~pycrawler.store.packing`) so that a batch crosses JNI, or the socket, once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .java_errors import je_errors
+from .packing import unpack
+
+DUPLICATES = {None: -1, False: 0, True: 1}
+"""``sorted_duplicates`` as ``Served.Configs`` passes it (-1: as created)."""
+
+
+def database_config(create: bool, read_only: bool, transactional: bool, duplicates: int, key_prefixing: bool):
+    """The ``DatabaseConfig`` pycrawler opens a database with. Built through JPype (JE's
+    setters return void in JE 3.3 and the config in JE 7, so only a reflective call works
+    with both); ``org.pycrawler.bridge.Served`` calls it back for served databases."""
+    import jpype
+
+    cfg = jpype.JClass("com.sleepycat.je.DatabaseConfig")()
+    cfg.setAllowCreate(bool(create and not read_only))
+    cfg.setReadOnly(bool(read_only))
+    cfg.setTransactional(bool(transactional))
+    cfg.setKeyPrefixing(bool(key_prefixing))
+    if duplicates < 0:
+        # Take the setting the database was created with (JE refuses a mismatch).
+        jpype.JClass("com.sleepycat.je.DbInternal").setUseExistingConfig(cfg, True)
+    else:
+        cfg.setSortedDuplicates(duplicates > 0)
+    return cfg
+
+
+class LocalAccess:
+    """JE in this process: database and transaction handles are JE's own Java objects."""
+
+    def __init__(self, java_env):
+        import jpype
+
+        self._env = java_env
+        self._bulk = jpype.JClass("org.pycrawler.bridge.Bulk")
+        self._entry = jpype.JClass("com.sleepycat.je.DatabaseEntry")
+        self._SUCCESS = jpype.JClass("com.sleepycat.je.OperationStatus").SUCCESS
+        self._bytes = jpype.JArray(jpype.JByte)
+        self._ints = jpype.JArray(jpype.JInt)
+        self._booleans = jpype.JArray(jpype.JBoolean)
+
+    local = True
+    errors = staticmethod(je_errors)
+
+    def _packed(self, batch) -> tuple:
+        return self._bytes(batch[0]), self._ints(batch[1])
+
+    def _maybe(self, data: bytes | None):
+        return None if data is None else self._bytes(data)
+
+    # -- databases -------------------------------------------------------------------------
+    def open_database(self, name: str, *, create: bool, read_only: bool, transactional: bool,
+                      sorted_duplicates: bool | None, key_prefixing: bool):
+        cfg = database_config(create, read_only, transactional, DUPLICATES[sorted_duplicates], key_prefixing)
+        return self._env.openDatabase(None, name, cfg)
+
+    def sorted_duplicates(self, db) -> bool:
+        return bool(db.getConfig().getSortedDuplicates())
+
+    def close_database(self, db) -> None:
+        db.close()
+
+    def count(self, db) -> int:
+        return int(db.count())
+
+    # -- transactions ----------------------------------------------------------------------
+    def begin(self):
+        return self._env.beginTransaction(None, None)
+
+    def commit(self, txn) -> None:
+        txn.commit()
+
+    def abort(self, txn) -> None:
+        txn.abort()
+
+    # -- one record ------------------------------------------------------------------------
+    def get(self, db, txn, key: bytes) -> bytes | None:
+        k, v = self._entry(self._bytes(key)), self._entry()
+        return bytes(v.getData()) if db.get(txn, k, v, None) == self._SUCCESS else None
+
+    def put(self, db, txn, key: bytes, value: bytes) -> None:
+        db.put(txn, self._entry(self._bytes(key)), self._entry(self._bytes(value)))
+
+    def put_if_absent(self, db, txn, key: bytes, value: bytes) -> bool:
+        return db.putNoOverwrite(txn, self._entry(self._bytes(key)), self._entry(self._bytes(value))) == self._SUCCESS
+
+    def delete(self, db, txn, key: bytes) -> bool:
+        return db.delete(txn, self._entry(self._bytes(key))) == self._SUCCESS
+
+    # -- batches ---------------------------------------------------------------------------
+    def put_many(self, db, txn, keys, values) -> int:
+        return int(self._bulk.put(db, txn, *self._packed(keys), *self._packed(values)))
+
+    def put_if_absent_many(self, db, txn, keys, values) -> np.ndarray:
+        if values is None:
+            out = self._bulk.addKeys(db, txn, *self._packed(keys))
+        else:
+            out = self._bulk.putNoOverwrite(db, txn, *self._packed(keys), *self._packed(values))
+        return np.array(out, dtype=bool)
+
+    def contains_many(self, db, txn, keys) -> np.ndarray:
+        return np.array(self._bulk.contains(db, txn, *self._packed(keys)), dtype=bool)
+
+    def delete_many(self, db, txn, keys) -> np.ndarray:
+        return np.array(self._bulk.delete(db, txn, *self._packed(keys)), dtype=bool)
+
+    def get_many(self, db, txn, keys) -> tuple[list[bytes], np.ndarray]:
+        found = self._booleans(len(keys[1]) - 1)
+        packed = self._bulk.get(db, txn, *self._packed(keys), found)
+        return unpack(packed.data, packed.offsets), np.asarray(found, dtype=bool)
+
+    def delete_range(self, db, txn, start: bytes | None, stop: bytes | None) -> int:
+        return int(self._bulk.deleteRange(db, txn, self._maybe(start), self._maybe(stop)))
+
+    def scan(self, db, txn, position, resume_value, inclusive, bound, reverse, records, max_bytes, keys_only):
+        page = self._bulk.scan(db, txn, self._maybe(position), self._maybe(resume_value), inclusive,
+                               self._maybe(bound), reverse, records, max_bytes, keys_only)
+        return unpack(page[0].data, page[0].offsets), unpack(page[1].data, page[1].offsets)

@@ -12,6 +12,7 @@ from ..crawl.engine import CrawlConfig, Crawler, parse_delay
 from ..crawl.scope import SCOPES, server
 from ..errors import BadInput, PycrawlerError
 from ..jvm import CRAWL_JVM
+from .cluster import add_worker_options, join
 
 LOCAL_CONTACT = "http://localhost/"
 
@@ -94,6 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="page-processing worker processes (default 2)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="show the live progress line (default: when stdout is a terminal)")
+    add_worker_options(p)
     p.set_defaults(run=run_crawl)
 
 
@@ -109,13 +111,18 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
 def run_crawl(args: argparse.Namespace) -> int:
     for name, value in CRAWL_JVM.items():
         os.environ.setdefault(name, value)
-    crawler = Crawler(config_from(args))
+    config = config_from(args)
+    exchange = join(args, [s.strip() for s in args.seeds if s.strip()])
+    crawler = Crawler(config, exchange)
     try:
         summary = crawler.run()
     except PycrawlerError:
         if crawler.summary.seconds:  # it crawled before it stopped: say what it did, then why
             _print_summary(crawler.summary, args.state)
         raise
+    finally:
+        if exchange is not None:
+            exchange.close()
     _print_summary(summary, args.state)
     if summary.signal is not None:
         return 128 + summary.signal

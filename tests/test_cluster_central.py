@@ -1,8 +1,11 @@
 """Seed 003's de-duplication protocol (`--dedupe central`) against a real redis-server.
 
-Each test starts its own redis-server on a free loopback port and stops it. Workers that must be
-killable run in processes (tests/central_workers.py); the protocol's message-level behaviour is
-driven step by step in this process with `background=False`, so each step's effect can be held.
+Each test starts its own redis-server on a free loopback port and stops it (the `local_redis`
+fixture of tests/test_cluster.py: without redis-server these fail under CI and skip elsewhere).
+Workers that must be killable run in processes (tests/central_workers.py); the protocol's
+message-level behaviour is driven step by step in this process with `background=False`, so each
+step's effect can be held. The end-to-end crawl runs `pycrawler crawl --dedupe central` workers
+against the multi-host loopback site, as host splitting's tests do.
 """
 
 from __future__ import annotations
@@ -10,53 +13,37 @@ from __future__ import annotations
 import multiprocessing
 import os
 import random
-import shutil
 import signal
-import socket
-import subprocess
 import time
 from collections import Counter
 
 import pytest
 import redis
 
-from central_workers import TIMINGS, run_worker
+from central_workers import TIMINGS, membership, run_worker
+from test_cluster import DELAY, finish, local_redis, repeats, start_worker  # noqa: F401 (local_redis: a fixture)
 from pycrawler.cluster.central import CentralExchange
 from pycrawler.cluster.central.frames import Flag, Frame, FrameError, decode, encode
 from pycrawler.cluster.central.layout import Layout
 from pycrawler.cluster.central.local import fingerprint_keys
+from pycrawler.crawl.multihost import MultiHostSite
 
 
 @pytest.fixture
-def redis_port(tmp_path):
-    server = shutil.which("redis-server")
-    if server is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("redis-server is not installed (scripts/setup installs it)")
-        pytest.skip("redis-server is not installed (scripts/setup installs it)")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    proc = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                             "--dir", str(tmp_path)], stdout=subprocess.DEVNULL)
-    client = redis.Redis(port=port)
-    for _ in range(100):
-        try:
-            client.ping()
-            break
-        except redis.ConnectionError:
-            time.sleep(0.05)
-    yield port
-    proc.terminate()
-    proc.wait(10)
+def redis_port(local_redis):
+    return local_redis.port
 
 
 def site_urls(hosts: int, pages: int) -> list[str]:
     return [f"http://127.0.0.{h + 1}:8000/p{p}.html" for h in range(hosts) for p in range(pages)]
 
 
-def exchange(port: int, worker: str, network: str, **timings) -> CentralExchange:
-    return CentralExchange(redis.Redis(port=port), "t", worker, network, background=False, **{**TIMINGS, **timings})
+def exchanges(port: int, *workers: tuple[str, str]) -> list[CentralExchange]:
+    """Workers (id, network) driven step by step, each seeing all the others as members."""
+    made = [CentralExchange(membership(port, worker), network, background=False, **TIMINGS) for worker, network in workers]
+    for ex in made:
+        ex.membership.beat()
+    return made
 
 
 def delivered(ex: CentralExchange) -> list[str]:
@@ -78,7 +65,7 @@ def test_a_frame_round_trips_through_its_json_form():
 
 
 def test_a_host_discards_its_own_request_and_answers_from_finish_url(redis_port):
-    a, b = exchange(redis_port, "a", "net0"), exchange(redis_port, "b", "net0")
+    a, b = exchanges(redis_port, ("a", "net0"), ("b", "net0"))
     first = site_urls(2, 5)
     a.add(first)
     a.flush()
@@ -102,8 +89,7 @@ def test_a_host_discards_its_own_request_and_answers_from_finish_url(redis_port)
 
 
 def test_an_answer_lost_costs_only_the_time_out_and_a_late_one_is_dropped(redis_port):
-    a, b = exchange(redis_port, "a", "net0"), exchange(redis_port, "b", "net0")
-    silent = exchange(redis_port, "c", "net0")  # alive (heartbeat) but its answer never comes
+    a, b, silent = exchanges(redis_port, ("a", "net0"), ("b", "net0"), ("c", "net0"))  # c: alive, but never answers
     urls = site_urls(3, 4)
     a.add(urls)
     a.flush()
@@ -123,8 +109,7 @@ def test_an_answer_lost_costs_only_the_time_out_and_a_late_one_is_dropped(redis_
 
 
 def test_other_networks_strike_what_their_hosts_have(redis_port):
-    a = exchange(redis_port, "a", "net0")
-    d = exchange(redis_port, "d", "net1")
+    a, d = exchanges(redis_port, ("a", "net0"), ("d", "net1"))
     known, new = site_urls(2, 3), [f"http://127.0.0.7:8000/x{i}" for i in range(5)]
     d.add(known)  # d's own links go through its network first and end in its finish_URL
     d.flush()
@@ -158,7 +143,7 @@ def wait_quiet(port: int, networks: list[str], timeout: float = 60.0) -> None:
 
 def start(ctx, port, worker, network, urls, stop, results, chunk=150, pause=0.0):
     flushed = ctx.Event()
-    proc = ctx.Process(target=run_worker, args=(port, "t", worker, network, urls, chunk, pause, flushed, stop, results))
+    proc = ctx.Process(target=run_worker, args=(port, worker, network, urls, chunk, pause, flushed, stop, results))
     proc.start()
     return proc, flushed
 
@@ -245,3 +230,27 @@ def test_a_killed_central_host_is_replaced_and_nothing_acknowledged_is_lost(redi
     submitted = sorted({u for sample in samples.values() for u in sample})
     acked["w1 before -9"] = [u for u, fp in zip(submitted, fingerprint_keys(submitted)) if fp in acked_by_dead]
     assert_allocated_once(acked, submitted, dead="w1 before -9")
+
+
+def test_three_workers_in_two_networks_crawl_every_page_once_politely(local_redis, tmp_path):
+    with MultiHostSite(hosts=9, pages=12) as site:
+        networks = ["net0", "net0", "net1"]
+        workers = [start_worker(site, tmp_path / f"w{i}", local_redis.url, "c", "--dedupe", "central", "--network", net)
+                   for i, net in enumerate(networks)]
+        outputs = [finish(w) for w in workers]
+        assert set(site.fetch_counts()) == site.reachable
+        assert repeats(site) == 0
+        assert closest_page_gap(site) >= DELAY * 0.95
+    for out, _ in outputs:  # every worker crawled its share
+        assert "fetched:        0 answered" not in out
+
+
+def closest_page_gap(site: MultiHostSite) -> float:
+    """The shortest time between two page requests to one host. robots.txt is left out: the
+    engine fetches a page right after its host's robots.txt, alone as in a cluster, which is
+    not what this test is about (two workers on one host would be)."""
+    by_host: dict[int, list[float]] = {}
+    for host, path, at in site.requests:
+        if path != "/robots.txt":
+            by_host.setdefault(host, []).append(at)
+    return min((b - a for times in by_host.values() for a, b in zip(sorted(times), sorted(times)[1:])), default=float("inf"))

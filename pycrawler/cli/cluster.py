@@ -31,6 +31,9 @@ def add_worker_options(p: argparse.ArgumentParser) -> None:
     group.add_argument("--settle", type=float, metavar="S",
                        help="at the start, wait until the membership has not changed for S seconds, so that "
                             "workers started together agree on who owns which host (default 2 heartbeats)")
+    group.add_argument("--network", metavar="NAME",
+                       help="--dedupe central: this worker's network, the group its central host de-duplicates "
+                            "first before asking the other networks (default net0)")
 
 
 def worker_id(state: Path, given: str | None) -> str:
@@ -50,6 +53,8 @@ def join(args: argparse.Namespace, seeds: list[str]):
         return None
     if not (args.redis and args.cluster):
         raise BadInput("a cluster worker needs both --redis URL and --cluster NAME")
+    if args.network and args.dedupe != "central":
+        raise BadInput("--network groups the workers of --dedupe central; host splitting has no networks")
     from ..cluster.exchanges import open_exchange
     from ..cluster.membership import Membership, connect
     from ..seen.cache import cache_from_spec
@@ -58,7 +63,8 @@ def join(args: argparse.Namespace, seeds: list[str]):
     membership = Membership(connect(args.redis), args.cluster, worker_id(args.state, args.worker),
                             lease=args.lease, heartbeat=args.heartbeat)
     membership.bind_seeds(seeds)
-    return open_exchange(args.dedupe, membership, cache, args.settle)
+    options = {"network": args.network} if args.network else {}
+    return open_exchange(args.dedupe, membership, cache, args.settle, **options)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -24,7 +24,8 @@ DEFAULT = "split"
 
 
 def open_exchange(name: str, membership: Membership, cache: UrlCache | None,
-                  settle: float | None = None) -> LinkExchange:
+                  settle: float | None = None, **options) -> LinkExchange:
+    """``options``: a mode's own settings (``network`` for central)."""
     if name not in EXCHANGES:
         raise BadInput(f"--dedupe is one of {', '.join(EXCHANGES)}, not {name!r}")
     module_name, factory = EXCHANGES[name]
@@ -34,4 +35,4 @@ def open_exchange(name: str, membership: Membership, cache: UrlCache | None,
         if exc.name != module_name:
             raise
         raise BadInput(f"--dedupe {name} is not available in this version of pycrawler") from None
-    return getattr(module, factory)(membership, cache, settle)
+    return getattr(module, factory)(membership, cache, settle, **options)

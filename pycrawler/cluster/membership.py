@@ -17,6 +17,7 @@ Each worker's figures (pages, pending, traffic) sit in ``pycrawler:NAME:worker:I
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
@@ -122,6 +123,16 @@ class Membership:
         if changed:
             self.members = members
         return changed
+
+    def settle(self, seconds: float) -> None:
+        """Join, then wait until the membership has not changed for ``seconds``, so that workers
+        started together agree on who is alive before the first host is assigned."""
+        self.join()
+        stable_since = time.monotonic()
+        while time.monotonic() - stable_since < seconds:
+            time.sleep(self.heartbeat)
+            if self.beat():
+                stable_since = time.monotonic()
 
     @property
     def members(self) -> list[str]:

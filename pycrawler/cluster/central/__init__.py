@@ -15,32 +15,43 @@ pools and for what this implementation chose where the paper is silent.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 
 import redis
 
+from ...seen.cache import UrlCache
+from ..membership import Membership
 from ..protocol import Delivery
 from .central_host import CentralHost
-from .layout import Layout, now_ms
+from .layout import Layout
 from .local import LocalHost
+
+NETWORK_ERRORS = (redis.ConnectionError, redis.TimeoutError)
 
 
 class CentralExchange:
-    """One worker's membership of a seed 003 cluster.
+    """One worker's part in a seed 003 cluster: its local host, and its network's central host
+    while it holds the network's lease (the membership's lease is the role's lease too).
 
-    `background=False` leaves the protocol's steps (`local.answer`, `central.step`,
-    `local.heartbeat`) to the caller, for a program that drives them from its own loop."""
+    `background=False` leaves the protocol's steps (`local.answer`, `central.step`) to the
+    caller, for a program that drives them from its own loop."""
 
-    def __init__(self, client: redis.Redis, cluster: str, worker: str, network: str = "net0", *,
-                 frame_size: int = 500, lease_ms: int = 3000, answer_timeout_ms: int = 1000, background: bool = True):
-        if "@" in worker:
-            raise ValueError(f"worker id {worker!r}: '@' is kept for central host addresses")
-        layout = Layout(cluster)
-        self.lease_ms = lease_ms
-        self.local = LocalHost(client, layout, worker, network, frame_size)
-        self.central = CentralHost(client, layout, worker, network, lease_ms, answer_timeout_ms)
-        self.local.heartbeat()
-        self._beat_at = now_ms()
+    def __init__(self, membership: Membership, network: str = "net0", cache: UrlCache | None = None, *,
+                 frame_size: int = 500, answer_timeout_ms: int = 1000, settle: float = 0.0, background: bool = True):
+        """`settle`: seconds of unchanged membership to wait for before taking part, so workers
+        started together see each other before hosts get owners (which then stay)."""
+        if "@" in membership.worker:
+            raise ValueError(f"worker id {membership.worker!r}: '@' is kept for central host addresses")
+        self.membership = membership
+        client, worker, layout = membership.redis, membership.worker, Layout(membership.name)
+        self.layout = layout
+        self.local = LocalHost(client, layout, worker, network, frame_size, cache, membership.key("worker", worker))
+        self.central = CentralHost(client, layout, worker, network, lambda: membership.members,
+                                   int(membership.lease * 1000), answer_timeout_ms)
+        membership.settle(settle)
+        self.figures: dict = {}
+        self._beaten = time.monotonic()
         self._stop = threading.Event()
         self._failure: BaseException | None = None
         self._threads = []
@@ -51,21 +62,28 @@ class CentralExchange:
                 thread.start()
 
     def _local_step(self) -> None:
-        if now_ms() - self._beat_at >= self.lease_ms // 3:
-            self.local.heartbeat()
-            self._beat_at = now_ms()
-        self.local.answer(block_ms=200)
+        """Answer requests; renew the membership lease every heartbeat, from this thread so that
+        a worker busy elsewhere keeps its hosts and its answers flowing."""
+        if time.monotonic() - self._beaten >= self.membership.heartbeat:
+            self._beat()
+        self.local.answer(block_ms=int(self.membership.heartbeat * 500))
+
+    def _beat(self) -> None:
+        self.membership.beat({**self.figures, **self.local.stats})
+        if self.membership.worker not in self.membership.members:  # dropped while Redis was away
+            self.membership.join()
+        self._beaten = time.monotonic()
 
     def _central_step(self) -> None:
         self.central.step(block_ms=200)
         if not self.central.holding:  # another worker is the central host: try again later
-            self._stop.wait(self.lease_ms / 3000)
+            self._stop.wait(self.membership.lease / 3)
 
     def _serve(self, step) -> None:
         while not self._stop.is_set():
             try:
                 step()
-            except (redis.ConnectionError, redis.TimeoutError):
+            except NETWORK_ERRORS:
                 self._stop.wait(0.5)  # Redis restarting: the crawl goes on, the protocol waits
             except BaseException as err:  # surfaces in the crawl's next call, not lost in a thread
                 self._failure = err
@@ -93,12 +111,54 @@ class CentralExchange:
     def ack(self, deliveries: Sequence[Delivery]) -> None:
         self.local.ack(deliveries)
 
-    def forward(self, urls: Sequence[str]) -> list[str]:
-        return self.local.forward(urls)
+    def forward(self, urls: Sequence[str], seen: bool = False) -> list[str]:
+        """Polled URLs of hosts whose owner changed go to the owner. Fetched URLs (`seen`) need no
+        handing over: task_URL keeps a URL from ever being allocated twice."""
+        return [] if seen else self.local.forward(urls)
+
+    def moved(self) -> bool:
+        return False  # see `forward`: nothing fetched has to be handed over when hosts move
+
+    def report(self, fetched: int, pending: int, idle: bool) -> bool:
+        """Keep this worker's figures for the next heartbeat; True once every live worker is idle
+        and no frame, pool entry or allocated URL is anywhere in Redis."""
+        if self.local.url_pool:  # links added outside a crawl flush (the seeds): send them now
+            self.local.flush()
+        self.figures = {"pages": fetched, "pending": pending, "idle": int(idle)}
+        if not idle:
+            return False
+        self._beat()  # the idle flag, now: the others' end of crawl depends on it
+        return self._all_done()
+
+    def _all_done(self) -> bool:
+        client, layout, members = self.membership.redis, self.layout, self.membership.members
+        networks = [n.decode() for n in client.smembers(layout.networks)]
+        pipe = client.pipeline(transaction=True)
+        for member in members:
+            pipe.hget(self.membership.key("worker", member), "idle")
+        for network in networks:
+            pipe.xlen(layout.inbox(network))
+            pipe.hlen(layout.local_reduce_pool(network))
+            pipe.hlen(layout.dist_reduce_pool(network))
+        for worker in client.hkeys(layout.host_network):
+            pipe.xlen(layout.task_pool(worker.decode()))
+        answers = pipe.execute()
+        flags, lengths = answers[: len(members)], answers[len(members) :]
+        return all(flag == b"1" for flag in flags) and not any(lengths)
 
     def close(self) -> None:
         self._stop.set()
         for thread in self._threads:
             thread.join()
-        self.central.resign()
-        self.local.leave()
+        try:
+            self.flush()
+            self.central.resign()
+            self.membership.beat({**self.figures, "idle": 1, **self.local.stats})
+            self.membership.leave()
+        except NETWORK_ERRORS:
+            pass
+
+
+def open_exchange(membership: Membership, cache: UrlCache | None, settle: float | None = None,
+                  network: str = "net0") -> CentralExchange:
+    return CentralExchange(membership, network, cache, settle=2 * membership.heartbeat if settle is None else settle)

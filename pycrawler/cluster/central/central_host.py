@@ -28,16 +28,15 @@ Where the paper is silent, what this module chose:
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Iterable
+import time
+from collections.abc import Callable
 
 import redis
 
-from pycrawler.frontier.assignment import host_key
-
+from ..membership import host_of, weight
 from .frames import Flag, Frame, FrameError, decode
-from .layout import CENTRAL_GROUP, Layout, central_address, ensure_group, live_hosts, now_ms, send
+from .layout import CENTRAL_GROUP, Layout, central_address, ensure_group, networks_of, send
 from .local import fingerprint_keys
 
 # KEYS: this network's task_URL, the owners hash, the other networks' task_URL.
@@ -85,15 +84,17 @@ return 0
 """
 
 
-def rendezvous(host: str, workers: Iterable[str]) -> str:
-    """The worker with the highest hash of (worker, host): stable while that worker lives."""
-    return max(workers, key=lambda worker: hashlib.md5(f"{worker}\n{host}".encode()).digest())
+def now_ms() -> int:
+    """Wall-clock milliseconds: deadlines are kept in Redis and read by the next central host."""
+    return int(time.time() * 1000)
 
 
 class CentralHost:
-    def __init__(self, client: redis.Redis, layout: Layout, worker: str, network: str,
+    def __init__(self, client: redis.Redis, layout: Layout, worker: str, network: str, members: Callable[[], list[str]],
                  lease_ms: int = 3000, answer_timeout_ms: int = 1000, batch: int = 64):
+        """`members`: the cluster's live workers, as the membership last saw them."""
         self.client, self.layout, self.worker, self.network = client, layout, worker, network
+        self.members = members
         self.address = central_address(network)
         self.lease_ms, self.answer_timeout_ms, self.batch = lease_ms, answer_timeout_ms, batch
         self.inbox = layout.inbox(network)
@@ -104,6 +105,7 @@ class CentralHost:
         self._allocate = client.register_script(ALLOCATE)
         self._renew = client.register_script(RENEW)
         self._release = client.register_script(RELEASE)
+        self.live = None
         self.stats = {"frames": 0, "timeouts": 0, "late_answers": 0, "allocated": 0, "takeovers": 0}
         ensure_group(client, self.inbox, CENTRAL_GROUP)
 
@@ -150,7 +152,7 @@ class CentralHost:
         entries = self._read(block_ms)
         self.out: list[tuple[str, Frame]] = []
         self.dirty: set[tuple[str, int]] = set()
-        self.live_cache: dict[str, list[str]] = {}
+        self.live: dict[str, list[str]] | None = None  # live workers by network, read once a step
         for _, fields in entries:
             try:
                 frame = decode(fields[b"f"])
@@ -178,13 +180,16 @@ class CentralHost:
         return min(deadlines, default=now_ms() + self.lease_ms // 3)
 
     def _live(self, network: str) -> list[str]:
-        if network not in self.live_cache:
-            self.live_cache[network] = live_hosts(self.client, self.layout, network, self.lease_ms)
-        return self.live_cache[network]
+        if self.live is None:
+            self.live = networks_of(self.client, self.layout, self._workers())
+        return self.live.get(network, [])
+
+    def _workers(self) -> list[str]:
+        return sorted(set(self.members()) | {self.worker})
 
     def _other_networks(self) -> list[str]:
-        names = sorted(n.decode() for n in self.client.smembers(self.layout.networks))
-        return [n for n in names if n != self.network and self._live(n)]
+        self._live(self.network)
+        return sorted(n for n in self.live if n != self.network)
 
     # -- the protocol ---------------------------------------------------------------------------------
 
@@ -262,14 +267,15 @@ class CentralHost:
     def _allocate_urls(self, urls: list[str]) -> None:
         if not urls:
             return
-        workers = sorted({w for n in self.client.smembers(self.layout.networks) for w in self._live(n.decode())} | {self.worker})
+        workers = self._workers()
         args = [self.layout.task_pool_prefix, ":task_pool", len(workers), *workers]
         candidates: dict[str, str] = {}
         for url, fp in zip(urls, fingerprint_keys(urls)):
-            host = host_key(url)
-            if host not in candidates:
-                candidates[host] = rendezvous(host, workers)
+            host = host_of(url)
+            if host not in candidates:  # rendezvous hashing, as host splitting assigns hosts
+                candidates[host] = max(workers, key=lambda worker: weight(worker, host))
             args += [fp, host, candidates[host], url]
+        # Every network that ever allocated, alive or not: what it allocated stays allocated.
         networks = sorted(n.decode() for n in self.client.smembers(self.layout.networks))
         keys = [self.layout.task_url(self.network), self.layout.owners]
         keys += [self.layout.task_url(n) for n in networks if n != self.network]

@@ -6,14 +6,13 @@ the cluster's prefix; the names keep the paper's words so the design can be read
 hash tag ``{cluster}`` keeps every key of a cluster in one slot, so the multi-key allocation script
 stays valid on a Redis Cluster too.
 
-A network is a named group of workers (the paper's local network); its central host is the worker
-holding the network's lease. A host is alive while its heartbeat in the network's ``hosts`` sorted
-set is younger than the lease: the central host waits for answers from live hosts only.
+A network is a named group of workers (the paper's local network; ``host_network`` says whose is
+whose); its central host is the worker holding the network's lease. Which workers are alive is the
+cluster's membership (`pycrawler.cluster.membership`): the central host waits for answers from
+live hosts only.
 """
 
 from __future__ import annotations
-
-import time
 
 import redis
 
@@ -21,10 +20,6 @@ from .frames import Frame, encode
 
 WORKER_GROUP = "worker"  # consumer group of each task_pool stream
 CENTRAL_GROUP = "central"  # consumer group of each network's inbox: a new central host resumes it
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def central_address(network: str) -> str:
@@ -39,7 +34,7 @@ class Layout:
         self.prefix = f"pycrawler:{{{cluster}}}:central"
         self.number = f"{self.prefix}:number"  # INCRBY: the cluster-unique frame numbers
         self.networks = f"{self.prefix}:networks"  # set of network names
-        self.host_network = f"{self.prefix}:host_network"  # hash worker -> network
+        self.host_network = f"{self.prefix}:host_network"  # hash worker -> its network
         self.owners = f"{self.prefix}:owners"  # hash URL host -> the worker that crawls it
         self.task_pool_prefix = f"{self.prefix}:host:"
 
@@ -72,13 +67,15 @@ class Layout:
     def lease(self, network: str) -> str:
         return self._net(network, "lease")
 
-    def hosts(self, network: str) -> str:
-        return self._net(network, "hosts")
 
-
-def live_hosts(client: redis.Redis, layout: Layout, network: str, lease_ms: int) -> list[str]:
-    """Workers of `network` whose last heartbeat is younger than the lease."""
-    return [m.decode() for m in client.zrangebyscore(layout.hosts(network), now_ms() - lease_ms, "+inf")]
+def networks_of(client: redis.Redis, layout: Layout, workers: list[str]) -> dict[str, list[str]]:
+    """The given (live) workers by network."""
+    grouped: dict[str, list[str]] = {}
+    names = client.hmget(layout.host_network, workers) if workers else []
+    for worker, network in zip(workers, names):
+        if network is not None:
+            grouped.setdefault(network.decode(), []).append(worker)
+    return grouped
 
 
 def ensure_group(client: redis.Redis, stream: str, group: str) -> None:
@@ -93,8 +90,11 @@ def ensure_group(client: redis.Redis, stream: str, group: str) -> None:
 REQUESTS_KEPT = 10_000  # a host further behind than this many broadcasts misses some: time-outs cover it
 
 
-def send(pipe, stream: str, frame: Frame) -> None:
-    """Queue `frame` on `stream` in a pipeline. The broadcast of requests has no consumer group
-    (every host reads all of it), so it is trimmed; inboxes are emptied by their reader instead."""
+def send(pipe, stream: str, frame: Frame) -> int:
+    """Queue `frame` on `stream` in a pipeline; returns its size. The broadcast of requests has no
+    consumer group (every host reads all of it), so it is trimmed; inboxes are emptied by their
+    reader instead."""
     trim = {"maxlen": REQUESTS_KEPT, "approximate": True} if stream.endswith(":requests") else {}
-    pipe.xadd(stream, {"f": encode(frame)}, **trim)
+    data = encode(frame)
+    pipe.xadd(stream, {"f": data}, **trim)
+    return len(data)

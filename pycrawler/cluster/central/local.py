@@ -19,14 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import redis
 
-from pycrawler.frontier.assignment import host_key
 from pycrawler.keys.fingerprint import fingerprints64
+from pycrawler.seen.cache import UrlCache
 
+from ..membership import host_of
 from ..protocol import Delivery
 from .frames import Flag, Frame, FrameError, decode
-from .layout import WORKER_GROUP, Layout, ensure_group, now_ms, send
+from .layout import WORKER_GROUP, Layout, ensure_group, send
 
 
 def fingerprint_keys(urls: Sequence[str]) -> list[bytes]:
@@ -36,17 +38,25 @@ def fingerprint_keys(urls: Sequence[str]) -> list[bytes]:
 
 
 class LocalHost:
-    def __init__(self, client: redis.Redis, layout: Layout, worker: str, network: str, frame_size: int = 500):
+    def __init__(self, client: redis.Redis, layout: Layout, worker: str, network: str, frame_size: int = 500,
+                 cache: UrlCache | None = None, figures: str | None = None):
+        """`cache`: drops links this worker already sent (after the finish_URL check); `figures`:
+        the hash of this worker's figures, whose ``idle`` an acknowledgement clears."""
         self.client, self.layout, self.worker, self.network = client, layout, worker, network
-        self.frame_size = frame_size
+        self.frame_size, self.cache, self.figures = frame_size, cache, figures
         self.url_pool: dict[str, None] = {}  # insertion-ordered, repeats dropped on arrival
         self.finish_url = layout.finish_url(worker)
         self.task_pool = layout.task_pool(worker)
         last = client.xrevrange(layout.requests(network), count=1)
         self.requests_seen = last[0][0] if last else "0-0"  # requests made before this host joined are not its to answer
         self.pending_first = True  # on start, redeliver what a previous life received but never acked
-        self.stats = {"frames_sent": 0, "own_discarded": 0, "answered": 0, "dropped_locally": 0}
+        self.stats = {"frames_sent": 0, "sent": 0, "bytes_sent": 0, "own_discarded": 0, "answered": 0,
+                      "dropped_locally": 0, "dropped": 0, "received": 0, "forwarded": 0}
         ensure_group(client, self.task_pool, WORKER_GROUP)
+        pipe = client.pipeline(transaction=False)
+        pipe.sadd(layout.networks, network)
+        pipe.hset(layout.host_network, worker, network)
+        pipe.execute()
 
     # -- submitting (flag 1) --------------------------------------------------------------------
 
@@ -58,31 +68,28 @@ class LocalHost:
         if not self.url_pool:
             return
         urls = list(self.url_pool)
-        known = self.client.smismember(self.finish_url, fingerprint_keys(urls))
-        fresh = [url for url, seen in zip(urls, known) if not seen]
+        self.url_pool.clear()
+        keys = fingerprint_keys(urls)
+        known = self.client.smismember(self.finish_url, keys)
+        fresh = [(url, key) for url, key, seen in zip(urls, keys, known) if not seen]
         self.stats["dropped_locally"] += len(urls) - len(fresh)
+        if self.cache is not None and fresh:  # links sent before: their frames are on the way
+            hit = self.cache.access(np.frombuffer(b"".join(key for _, key in fresh), dtype=">u8").astype(np.uint64))
+            self.stats["dropped"] += int(hit.sum())
+            fresh = [pair for pair, h in zip(fresh, hit.tolist()) if not h]
+        fresh = [url for url, _ in fresh]
         batches = [fresh[i : i + self.frame_size] for i in range(0, len(fresh), self.frame_size)]
         if batches:
             last = self.client.incrby(self.layout.number, len(batches))
             pipe = self.client.pipeline(transaction=False)
             for offset, batch in enumerate(batches):
                 frame = Frame(dict.fromkeys(batch, 0), self.worker, last - len(batches) + 1 + offset, Flag.DEDUPE)
-                send(pipe, self.layout.inbox(self.network), frame)
+                self.stats["bytes_sent"] += send(pipe, self.layout.inbox(self.network), frame)
             pipe.execute()
             self.stats["frames_sent"] += len(batches)
-        self.url_pool.clear()
+            self.stats["sent"] += len(fresh)
 
     # -- answering requests (flag 2 -> flag 3) --------------------------------------------------
-
-    def heartbeat(self) -> None:
-        """Tell the network's central host this host is alive (and will answer requests)."""
-        pipe = self.client.pipeline(transaction=False)
-        pipe.sadd(self.layout.networks, self.network)
-        pipe.zadd(self.layout.hosts(self.network), {self.worker: now_ms()})
-        pipe.execute()
-
-    def leave(self) -> None:
-        self.client.zrem(self.layout.hosts(self.network), self.worker)
 
     def answer(self, block_ms: int = 0, count: int = 64) -> int:
         """Answer the network's new de-duplication requests from finish_URL; discard our own frames.
@@ -133,9 +140,10 @@ class LocalHost:
         reply = self.client.xreadgroup(WORKER_GROUP, self.worker, {self.task_pool: ">"}, count=count, block=block_ms or None)
         return self._deliveries(reply[0][1]) if reply else []
 
-    @staticmethod
-    def _deliveries(entries) -> list[Delivery]:
-        return [Delivery(fields[b"urls"].decode().split("\n"), entry_id) for entry_id, fields in entries if fields]
+    def _deliveries(self, entries) -> list[Delivery]:
+        deliveries = [Delivery(fields[b"urls"].decode().split("\n"), entry_id) for entry_id, fields in entries if fields]
+        self.stats["received"] += sum(len(d.urls) for d in deliveries)
+        return deliveries
 
     def forward(self, urls: Sequence[str]) -> list[str]:
         """Of URLs polled from this worker's frontier, those whose host it still owns. The rest
@@ -143,7 +151,7 @@ class LocalHost:
         they were allocated once already, so they skip the protocol."""
         if not urls:
             return []
-        hosts = [host_key(url) for url in urls]
+        hosts = [host_of(url) for url in urls]
         unique = list(dict.fromkeys(hosts))
         owner = {h: (o.decode() if o else self.worker) for h, o in zip(unique, self.client.hmget(self.layout.owners, unique))}
         moved: dict[str, list[str]] = {}
@@ -158,6 +166,7 @@ class LocalHost:
             for worker, batch in moved.items():
                 pipe.xadd(self.layout.task_pool(worker), {"urls": "\n".join(batch)})
             pipe.execute()
+            self.stats["forwarded"] += len(urls) - len(kept)
         return kept
 
     def ack(self, deliveries: Sequence[Delivery]) -> None:
@@ -170,4 +179,6 @@ class LocalHost:
         tokens = [delivery.token for delivery in deliveries]
         pipe.xack(self.task_pool, WORKER_GROUP, *tokens)
         pipe.xdel(self.task_pool, *tokens)
+        if self.figures:
+            pipe.hset(self.figures, "idle", 0)  # new work: the cluster is not done while it is pending
         pipe.execute()

@@ -39,38 +39,47 @@ from .frames import Flag, Frame, FrameError, decode
 from .layout import CENTRAL_GROUP, Layout, central_address, ensure_group, networks_of, send
 from .local import fingerprint_keys
 
-# KEYS: this network's task_URL, the owners hash, the other networks' task_URL.
-# ARGV: task_pool key prefix and suffix, the live workers (count first), then per URL
-# (fingerprint, host, rendezvous candidate, URL). Allocates each URL no task_URL holds to its
-# host's owner, appending one task_pool entry per owner. Returns how many URLs it allocated.
-ALLOCATE = """
-local prefix, suffix, nlive = ARGV[1], ARGV[2], tonumber(ARGV[3])
+# Places URLs with their hosts' owners, appending one task_pool entry per owner; an owner that is
+# not alive is replaced by the rendezvous candidate. Returns how many URLs it placed.
+# KEYS: the owners hash, a stream to delete entries from, then task_URL sets (this network's first).
+# ARGV: task_pool key prefix and suffix, the live workers (count first), entry ids to delete
+# (count first), then per URL (fingerprint, host, candidate, URL).
+# Allocating: with task_URL sets, a URL any of them holds is skipped, the others are added to the
+# first, all in one script, so a URL is allocated once cluster-wide. Re-routing a departed
+# worker's task_pool: no task_URL sets, and its entries are deleted in the same script.
+PLACE = """
+local prefix, suffix, at = ARGV[1], ARGV[2], 3
 local live = {}
-for i = 1, nlive do live[ARGV[3 + i]] = true end
-local batches, order, allocated = {}, {}, 0
-for i = 4 + nlive, #ARGV, 4 do
+for i = 1, tonumber(ARGV[at]) do live[ARGV[at + i]] = true end
+at = at + tonumber(ARGV[at]) + 1
+local ids = {}
+for i = 1, tonumber(ARGV[at]) do ids[i] = ARGV[at + i] end
+at = at + #ids + 1
+local batches, order, placed = {}, {}, 0
+for i = at, #ARGV, 4 do
   local fp, host, candidate, url = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local known = false
-  for k = 1, #KEYS do
-    if k ~= 2 and redis.call('SISMEMBER', KEYS[k], fp) == 1 then known = true break end
+  for k = 3, #KEYS do
+    if redis.call('SISMEMBER', KEYS[k], fp) == 1 then known = true break end
   end
   if not known then
-    redis.call('SADD', KEYS[1], fp)
-    local owner = redis.call('HGET', KEYS[2], host)
+    if #KEYS >= 3 then redis.call('SADD', KEYS[3], fp) end
+    local owner = redis.call('HGET', KEYS[1], host)
     if not owner or not live[owner] then
       owner = candidate
-      redis.call('HSET', KEYS[2], host, owner)
+      redis.call('HSET', KEYS[1], host, owner)
     end
     if not batches[owner] then batches[owner] = {} order[#order + 1] = owner end
     local batch = batches[owner]
     batch[#batch + 1] = url
-    allocated = allocated + 1
+    placed = placed + 1
   end
 end
 for _, owner in ipairs(order) do
   redis.call('XADD', prefix .. owner .. suffix, '*', 'urls', table.concat(batches[owner], '\\n'))
 end
-return allocated
+if #ids > 0 then redis.call('XDEL', KEYS[2], unpack(ids)) end
+return placed
 """
 
 RENEW = """
@@ -102,11 +111,15 @@ class CentralHost:
         self.holding = False
         self.renewed_at = 0
         self.records: dict[str, dict[int, dict]] = {"local": {}, "dist": {}}
-        self._allocate = client.register_script(ALLOCATE)
+        self._place = client.register_script(PLACE)
+        self.rerouted_at = 0
         self._renew = client.register_script(RENEW)
         self._release = client.register_script(RELEASE)
-        self.live = None
-        self.stats = {"frames": 0, "timeouts": 0, "late_answers": 0, "allocated": 0, "takeovers": 0}
+        self.live: dict[str, list[str]] | None = None  # live workers by network, read once a step
+        self.out: list[tuple[str, Frame]] = []  # frames to send at the step's commit
+        self.dirty: set[tuple[str, int]] = set()  # pool records to write (or delete) at the commit
+        self.read_pending = False  # after a take-over: the claimed entries come first
+        self.stats = {"frames": 0, "timeouts": 0, "late_answers": 0, "allocated": 0, "takeovers": 0, "rerouted": 0}
         ensure_group(client, self.inbox, CENTRAL_GROUP)
 
     # -- the role ---------------------------------------------------------------------------------
@@ -150,9 +163,7 @@ class CentralHost:
             return 0
         block_ms = min(block_ms, max(1, self._next_deadline() - now_ms()))
         entries = self._read(block_ms)
-        self.out: list[tuple[str, Frame]] = []
-        self.dirty: set[tuple[str, int]] = set()
-        self.live: dict[str, list[str]] | None = None  # live workers by network, read once a step
+        self.out, self.dirty, self.live = [], set(), None
         for _, fields in entries:
             try:
                 frame = decode(fields[b"f"])
@@ -162,10 +173,11 @@ class CentralHost:
             self._dispatch(frame)
         self._expire()
         self._commit([entry_id for entry_id, _ in entries])
+        self._reroute_departed()
         return len(entries)
 
     def _read(self, block_ms: int):
-        if getattr(self, "read_pending", False):
+        if self.read_pending:
             reply = self.client.xreadgroup(CENTRAL_GROUP, self.worker, {self.inbox: "0"}, count=self.batch)
             entries = reply[0][1] if reply else []
             if len(entries) < self.batch:
@@ -265,21 +277,41 @@ class CentralHost:
             self._send(self.layout.inbox(network), Frame(marks, self.address, number, Flag.ANSWER))
 
     def _allocate_urls(self, urls: list[str]) -> None:
-        if not urls:
-            return
+        if urls:
+            # Every network that ever allocated, alive or not: what it allocated stays allocated.
+            networks = sorted(n.decode() for n in self.client.smembers(self.layout.networks))
+            task_urls = [self.layout.task_url(self.network)]
+            task_urls += [self.layout.task_url(n) for n in networks if n != self.network]
+            self.stats["allocated"] += self._place_urls(urls, fingerprint_keys(urls), self.inbox, [], task_urls)
+
+    def _place_urls(self, urls: list[str], fps: list, stream: str, ids: list, task_urls: list[str]) -> int:
         workers = self._workers()
-        args = [self.layout.task_pool_prefix, ":task_pool", len(workers), *workers]
+        args = [self.layout.task_pool_prefix, ":task_pool", len(workers), *workers, len(ids), *ids]
         candidates: dict[str, str] = {}
-        for url, fp in zip(urls, fingerprint_keys(urls)):
+        for url, fp in zip(urls, fps):
             host = host_of(url)
             if host not in candidates:  # rendezvous hashing, as host splitting assigns hosts
                 candidates[host] = max(workers, key=lambda worker: weight(worker, host))
             args += [fp, host, candidates[host], url]
-        # Every network that ever allocated, alive or not: what it allocated stays allocated.
-        networks = sorted(n.decode() for n in self.client.smembers(self.layout.networks))
-        keys = [self.layout.task_url(self.network), self.layout.owners]
-        keys += [self.layout.task_url(n) for n in networks if n != self.network]
-        self.stats["allocated"] += self._allocate(keys=keys, args=args)
+        return self._place(keys=[self.layout.owners, stream, *task_urls], args=args)
+
+    def _reroute_departed(self) -> None:
+        """Move what is waiting in the task_pool of this network's departed workers to the owners
+        their hosts have now (a worker that comes back finds its task_pool empty, and its own JE
+        frontier as it left it)."""
+        if now_ms() - self.rerouted_at < self.lease_ms:
+            return
+        self.rerouted_at = now_ms()
+        live = set(self._workers())
+        departed = [w.decode() for w, n in self.client.hgetall(self.layout.host_network).items()
+                    if n.decode() == self.network and w.decode() not in live]
+        for worker in departed:
+            stream = self.layout.task_pool(worker)
+            entries = [(entry_id, fields) for entry_id, fields in self.client.xrange(stream, count=1000) if fields]
+            if entries:
+                urls = [url for _, fields in entries for url in fields[b"urls"].decode().split("\n")]
+                ids = [entry_id for entry_id, _ in entries]
+                self.stats["rerouted"] += self._place_urls(urls, [b""] * len(urls), stream, ids, [])
 
     def _send(self, stream: str, frame: Frame) -> None:
         self.out.append((stream, frame))

@@ -141,6 +141,9 @@ class LocalHost:
         return self._deliveries(reply[0][1]) if reply else []
 
     def _deliveries(self, entries) -> list[Delivery]:
+        gone = [entry_id for entry_id, fields in entries if not fields]
+        if gone:  # re-routed by a central host while this worker was away: not ours any more
+            self.client.xack(self.task_pool, WORKER_GROUP, *gone)
         deliveries = [Delivery(fields[b"urls"].decode().split("\n"), entry_id) for entry_id, fields in entries if fields]
         self.stats["received"] += sum(len(d.urls) for d in deliveries)
         return deliveries

@@ -207,6 +207,9 @@ class HostSplitExchange:
         entries = answer[0][1] if answer else []
         if self._fresh_start and not entries:
             self._fresh_start = False
+        gone = [entry_id for entry_id, fields in entries if not fields]  # re-routed while this worker was away
+        if gone:
+            self.unacked += [Delivery([], entry_id) for entry_id in gone]
         deliveries = [Delivery(_urls(fields, b"u"), entry_id, _urls(fields, b"s")) for entry_id, fields in entries
                       if fields]
         self.traffic["received"] += sum(len(d.urls) for d in deliveries)

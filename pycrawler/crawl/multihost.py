@@ -118,11 +118,13 @@ class MultiHostSite:
             return collections.Counter(self.url(h, p) for h, p, _ in self.requests if p != "/robots.txt")
 
     def closest_gap(self) -> float:
-        """The shortest time between two requests to the same host (inf with none)."""
+        """The shortest time between two page requests to the same host (inf with none);
+        robots.txt is left out: a prerequisite, fetched right before the host's first page."""
         by_host: dict[int, list[float]] = collections.defaultdict(list)
         with self._lock:
             for host, path, at in self.requests:
-                by_host[host].append(at)
+                if path != "/robots.txt":
+                    by_host[host].append(at)
         gaps = [b - a for times in by_host.values() for a, b in zip(sorted(times), sorted(times)[1:])]
         return min(gaps, default=float("inf"))
 

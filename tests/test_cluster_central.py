@@ -243,17 +243,7 @@ def test_three_workers_in_two_networks_crawl_every_page_once_politely(local_redi
         outputs = [finish(w) for w in workers]
         assert set(site.fetch_counts()) == site.reachable
         assert repeats(site) == 0
-        assert closest_page_gap(site) >= DELAY * 0.95
+        assert site.closest_gap() >= DELAY * 0.95
     for out, _ in outputs:  # every worker crawled its share
         assert "fetched:        0 answered" not in out
 
-
-def closest_page_gap(site: MultiHostSite) -> float:
-    """The shortest time between two page requests to one host. robots.txt is left out: the
-    engine fetches a page right after its host's robots.txt, alone as in a cluster, which is
-    not what this test is about (two workers on one host would be)."""
-    by_host: dict[int, list[float]] = {}
-    for host, path, at in site.requests:
-        if path != "/robots.txt":
-            by_host.setdefault(host, []).append(at)
-    return min((b - a for times in by_host.values() for a, b in zip(sorted(times), sorted(times)[1:])), default=float("inf"))

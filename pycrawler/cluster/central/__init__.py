@@ -14,6 +14,7 @@ pools and for what this implementation chose where the paper is silent.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Sequence
@@ -28,6 +29,8 @@ from .layout import Layout
 from .local import LocalHost
 
 NETWORK_ERRORS = (redis.ConnectionError, redis.TimeoutError)
+
+log = logging.getLogger(__name__)
 
 
 class CentralExchange:
@@ -51,6 +54,7 @@ class CentralExchange:
                                    int(membership.lease * 1000), answer_timeout_ms)
         membership.settle(settle)
         self.figures: dict = {}
+        self.unacked: list[Delivery] = []
         self._beaten = time.monotonic()
         self._stop = threading.Event()
         self._failure: BaseException | None = None
@@ -102,19 +106,36 @@ class CentralExchange:
 
     def flush(self) -> None:
         self._check()
-        self.local.flush()
+        try:
+            self.local.flush()
+        except NETWORK_ERRORS as err:  # the crawl goes on with its own frontier; the next flush sends
+            log.warning("Redis unreachable, %d links wait to be sent: %s", len(self.local.url_pool) + len(self.local.unsent), err)
 
     def receive(self, max_urls: int, block_ms: int = 0) -> list[Delivery]:
         self._check()
-        return self.local.receive(max_urls, block_ms)
+        try:
+            return self.local.receive(max_urls, block_ms)
+        except NETWORK_ERRORS:
+            return []
 
     def ack(self, deliveries: Sequence[Delivery]) -> None:
-        self.local.ack(deliveries)
+        pending = self.unacked + list(deliveries)
+        try:
+            self.local.ack(pending)
+        except NETWORK_ERRORS:
+            self.unacked = pending  # redelivered to this worker only: acknowledging later is safe
+            return
+        self.unacked = []
 
     def forward(self, urls: Sequence[str], seen: bool = False) -> list[str]:
         """Polled URLs of hosts whose owner changed go to the owner. Fetched URLs (`seen`) need no
         handing over: task_URL keeps a URL from ever being allocated twice."""
-        return [] if seen else self.local.forward(urls)
+        if seen:
+            return []
+        try:
+            return self.local.forward(urls)
+        except NETWORK_ERRORS:
+            return list(urls)  # owners unknown while Redis is away: hosts move only when a worker dies
 
     def moved(self) -> bool:
         return False  # see `forward`: nothing fetched has to be handed over when hosts move
@@ -122,13 +143,18 @@ class CentralExchange:
     def report(self, fetched: int, pending: int, idle: bool) -> bool:
         """Keep this worker's figures for the next heartbeat; True once every live worker is idle
         and no frame, pool entry or allocated URL is anywhere in Redis."""
-        if self.local.url_pool:  # links added outside a crawl flush (the seeds): send them now
-            self.local.flush()
+        if self.local.url_pool or self.local.unsent:  # links added outside a crawl flush (the seeds): send them now
+            self.flush()
         self.figures = {"pages": fetched, "pending": pending, "idle": int(idle)}
-        if not idle:
+        if self.unacked:
+            self.ack([])
+        if not idle or self.local.unsent or self.unacked:
             return False
-        self._beat()  # the idle flag, now: the others' end of crawl depends on it
-        return self._all_done()
+        try:
+            self._beat()  # the idle flag, now: the others' end of crawl depends on it
+            return self._all_done()
+        except NETWORK_ERRORS:
+            return False
 
     def _all_done(self) -> bool:
         client, layout, members = self.membership.redis, self.layout, self.membership.members

@@ -45,6 +45,7 @@ class LocalHost:
         self.client, self.layout, self.worker, self.network = client, layout, worker, network
         self.frame_size, self.cache, self.figures = frame_size, cache, figures
         self.url_pool: dict[str, None] = {}  # insertion-ordered, repeats dropped on arrival
+        self.unsent: list[str] = []  # de-duplicated locally, not yet in a frame in Redis
         self.finish_url = layout.finish_url(worker)
         self.task_pool = layout.task_pool(worker)
         last = client.xrevrange(layout.requests(network), count=1)
@@ -64,30 +65,34 @@ class LocalHost:
         self.url_pool.update(dict.fromkeys(urls))
 
     def flush(self) -> None:
-        """Local de-duplication against finish_URL, then the rest as flag 1 frames to the central host."""
-        if not self.url_pool:
+        """Local de-duplication against finish_URL, then the rest as flag 1 frames to the central
+        host. If Redis fails midway, what was not sent stays (past the cache) for the next flush."""
+        if self.url_pool:
+            urls = list(self.url_pool)
+            keys = fingerprint_keys(urls)
+            known = self.client.smismember(self.finish_url, keys)
+            self.url_pool.clear()
+            fresh = [(url, key) for url, key, seen in zip(urls, keys, known) if not seen]
+            self.stats["dropped_locally"] += len(urls) - len(fresh)
+            if self.cache is not None and fresh:  # links sent before: their frames are on the way
+                hit = self.cache.access(np.frombuffer(b"".join(key for _, key in fresh), dtype=">u8").astype(np.uint64))
+                self.stats["dropped"] += int(hit.sum())
+                fresh = [pair for pair, h in zip(fresh, hit.tolist()) if not h]
+            self.unsent += [url for url, _ in fresh]
+        if not self.unsent:
             return
-        urls = list(self.url_pool)
-        self.url_pool.clear()
-        keys = fingerprint_keys(urls)
-        known = self.client.smismember(self.finish_url, keys)
-        fresh = [(url, key) for url, key, seen in zip(urls, keys, known) if not seen]
-        self.stats["dropped_locally"] += len(urls) - len(fresh)
-        if self.cache is not None and fresh:  # links sent before: their frames are on the way
-            hit = self.cache.access(np.frombuffer(b"".join(key for _, key in fresh), dtype=">u8").astype(np.uint64))
-            self.stats["dropped"] += int(hit.sum())
-            fresh = [pair for pair, h in zip(fresh, hit.tolist()) if not h]
-        fresh = [url for url, _ in fresh]
-        batches = [fresh[i : i + self.frame_size] for i in range(0, len(fresh), self.frame_size)]
-        if batches:
-            last = self.client.incrby(self.layout.number, len(batches))
-            pipe = self.client.pipeline(transaction=False)
-            for offset, batch in enumerate(batches):
-                frame = Frame(dict.fromkeys(batch, 0), self.worker, last - len(batches) + 1 + offset, Flag.DEDUPE)
-                self.stats["bytes_sent"] += send(pipe, self.layout.inbox(self.network), frame)
-            pipe.execute()
-            self.stats["frames_sent"] += len(batches)
-            self.stats["sent"] += len(fresh)
+        batches = [self.unsent[i : i + self.frame_size] for i in range(0, len(self.unsent), self.frame_size)]
+        last = self.client.incrby(self.layout.number, len(batches))
+        pipe = self.client.pipeline(transaction=False)
+        nbytes = 0
+        for offset, batch in enumerate(batches):
+            frame = Frame(dict.fromkeys(batch, 0), self.worker, last - len(batches) + 1 + offset, Flag.DEDUPE)
+            nbytes += send(pipe, self.layout.inbox(self.network), frame)
+        pipe.execute()
+        self.stats["frames_sent"] += len(batches)
+        self.stats["sent"] += len(self.unsent)
+        self.stats["bytes_sent"] += nbytes
+        self.unsent = []
 
     # -- answering requests (flag 2 -> flag 3) --------------------------------------------------
 

@@ -10,6 +10,7 @@ against the multi-host loopback site, as host splitting's tests do.
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import random
@@ -21,7 +22,15 @@ import pytest
 import redis
 
 from central_workers import TIMINGS, membership, run_worker
-from test_cluster import DELAY, finish, local_redis, repeats, start_worker  # noqa: F401 (local_redis: a fixture)
+from test_cluster import (  # noqa: F401 (local_redis: a fixture)
+    CONCURRENCY,
+    DELAY,
+    finish,
+    local_redis,
+    repeats,
+    start_worker,
+    wait_for_fetches,
+)
 from pycrawler.cluster.central import CentralExchange
 from pycrawler.cluster.central.frames import Flag, Frame, FrameError, decode, encode
 from pycrawler.cluster.central.layout import Layout
@@ -237,9 +246,7 @@ def test_a_killed_central_host_is_replaced_and_nothing_flushed_is_lost(redis_por
 
 def test_three_workers_in_two_networks_crawl_every_page_once_politely(local_redis, tmp_path):
     with MultiHostSite(hosts=9, pages=12) as site:
-        networks = ["net0", "net0", "net1"]
-        workers = [start_worker(site, tmp_path / f"w{i}", local_redis.url, "c", "--dedupe", "central", "--network", net)
-                   for i, net in enumerate(networks)]
+        workers = central_workers(site, tmp_path, local_redis.url, ["net0", "net0", "net1"])
         outputs = [finish(w) for w in workers]
         assert set(site.fetch_counts()) == site.reachable
         assert repeats(site) == 0
@@ -247,3 +254,43 @@ def test_three_workers_in_two_networks_crawl_every_page_once_politely(local_redi
     for out, _ in outputs:  # every worker crawled its share
         assert "fetched:        0 answered" not in out
 
+
+
+def central_workers(site: MultiHostSite, tmp_path, url: str, networks: list[str]):
+    return [start_worker(site, tmp_path / f"w{i}", url, "c", "--dedupe", "central", "--network", net)
+            for i, net in enumerate(networks)]
+
+
+def test_the_central_host_killed_mid_crawl_is_replaced_and_the_crawl_completes(local_redis, tmp_path):
+    client, layout = redis.Redis.from_url(local_redis.url), Layout("c")
+    with MultiHostSite(hosts=9, pages=30) as site:
+        workers = central_workers(site, tmp_path, local_redis.url, ["net0", "net0", "net0"])
+        wait_for_fetches(site, 0.3)
+        central = client.get(layout.lease("net0")).decode()
+        ids = [json.loads((tmp_path / f"w{i}" / "cluster.json").read_text())["worker"] for i in range(3)]
+        victim = ids.index(central)
+        workers[victim].send_signal(signal.SIGKILL)
+        workers[victim].wait()
+        deadline = time.monotonic() + 30
+        while client.get(layout.lease("net0")) in (None, central.encode()):
+            assert time.monotonic() < deadline, "no worker took the central host's role"
+            time.sleep(0.05)
+        # It rejoins from its state folder: its frontier's URLs of hosts that moved go to their owners.
+        rejoined = start_worker(site, tmp_path / f"w{victim}", local_redis.url, "c", "--dedupe", "central",
+                                "--network", "net0")
+        for worker in [w for i, w in enumerate(workers) if i != victim] + [rejoined]:
+            finish(worker)
+        assert set(site.fetch_counts()) == site.reachable
+        assert repeats(site) <= CONCURRENCY  # the victim's fetches in flight, at most
+        assert site.closest_gap() >= DELAY * 0.95
+
+
+def test_redis_restarted_mid_crawl_the_protocol_resumes_and_nothing_is_lost(local_redis, tmp_path):
+    with MultiHostSite(hosts=9, pages=20) as site:
+        workers = central_workers(site, tmp_path, local_redis.url, ["net0", "net0", "net1"])
+        wait_for_fetches(site, 0.3)
+        local_redis.restart(down_for=1.0)
+        for worker in workers:
+            finish(worker)
+        assert set(site.fetch_counts()) == site.reachable
+        assert repeats(site) == 0

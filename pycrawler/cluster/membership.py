@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
 import redis
@@ -133,6 +133,17 @@ class Membership:
             time.sleep(self.heartbeat)
             if self.beat():
                 stable_since = time.monotonic()
+
+    def all_idle(self, queues: Callable[[redis.client.Pipeline], None]) -> bool:
+        """True when every live member's last figures say idle and every queue length `queues`
+        asks for (in the same transaction) is 0: nothing left to crawl, nothing in transit."""
+        members = self.members
+        pipe = self.redis.pipeline(transaction=True)
+        for member in members:
+            pipe.hget(self.key("worker", member), "idle")
+        queues(pipe)
+        answers = pipe.execute()
+        return all(flag == b"1" for flag in answers[: len(members)]) and not any(answers[len(members) :])
 
     @property
     def members(self) -> list[str]:

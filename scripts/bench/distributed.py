@@ -4,16 +4,17 @@
     .venv/bin/python scripts/bench/distributed.py                       # 24 hosts x 30 pages, 3 rounds
     .venv/bin/python scripts/bench/distributed.py --hosts 12 --pages 20 --rounds 1
 
-On a 2-core machine CPU does not grow with workers, so the site is politeness-bound: many hosts
-(127.0.0.1..N on loopback), a fixed delay per host, so a worker's rate is set by how many hosts
-it owns, not by its CPU. Each run is a fresh redis-server and a fresh site; 1, 2 and 3
+On a 2-core machine CPU does not grow with workers, so what is compared is what does not depend
+on it: Redis commands and bytes per page, and pages/s of the modes side by side. The site has
+many hosts (127.0.0.1..N on loopback) and a fixed delay per host: with --delay high enough
+(hosts / delay below what one worker parses) the crawl is politeness-bound. Each run is a fresh redis-server and a fresh site; 1, 2 and 3
 ``pycrawler crawl --redis ... --cluster ...`` workers crawl it with ``--dedupe split`` and
 ``--dedupe central`` (central: two networks once there are two workers or more), with the send
 cache (the default) and, for 3 workers, without it (``--send-cache none``). Variants alternate
 round after round so the machine's drift hits them alike.
 
 Per run: pages/s (reachable pages over the wall time from the workers' start to the last one's
-exit, JVM start included), and Redis commands and bytes (in + out, from ``INFO stats`` of the
+exit, JVM start and the membership's settle wait included), and Redis commands and bytes (in + out, from ``INFO stats`` of the
 fresh server) per fetched page. Every run must fetch every reachable page exactly once and
 keep the per-host delay between page requests, or its figures are NA.
 

@@ -14,6 +14,7 @@ pools and for what this implementation chose where the paper is silent.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -145,32 +146,30 @@ class CentralExchange:
         and no frame, pool entry or allocated URL is anywhere in Redis."""
         if self.local.url_pool or self.local.unsent:  # links added outside a crawl flush (the seeds): send them now
             self.flush()
-        self.figures = {"pages": fetched, "pending": pending, "idle": int(idle)}
         if self.unacked:
             self.ack([])
-        if not idle or self.local.unsent or self.unacked:
-            return False
-        try:
-            self._beat()  # the idle flag, now: the others' end of crawl depends on it
-            return self._all_done()
-        except NETWORK_ERRORS:
-            return False
+        idle = idle and not self.local.unsent and not self.unacked
+        self.figures = {"pages": fetched, "pending": pending, "idle": int(idle)}
+        with contextlib.suppress(*NETWORK_ERRORS):  # Redis away: not over, ask again later
+            if idle:
+                self._beat()  # the idle flag, now: the others' end of crawl depends on it
+                return self._all_done()
+        return False
 
     def _all_done(self) -> bool:
-        client, layout, members = self.membership.redis, self.layout, self.membership.members
+        client, layout = self.membership.redis, self.layout
         networks = [n.decode() for n in client.smembers(layout.networks)]
-        pipe = client.pipeline(transaction=True)
-        for member in members:
-            pipe.hget(self.membership.key("worker", member), "idle")
-        for network in networks:
-            pipe.xlen(layout.inbox(network))
-            pipe.hlen(layout.local_reduce_pool(network))
-            pipe.hlen(layout.dist_reduce_pool(network))
-        for worker in client.hkeys(layout.host_network):
-            pipe.xlen(layout.task_pool(worker.decode()))
-        answers = pipe.execute()
-        flags, lengths = answers[: len(members)], answers[len(members) :]
-        return all(flag == b"1" for flag in flags) and not any(lengths)
+        workers = [w.decode() for w in client.hkeys(layout.host_network)]
+
+        def queues(pipe) -> None:
+            for network in networks:
+                pipe.xlen(layout.inbox(network))
+                pipe.hlen(layout.local_reduce_pool(network))
+                pipe.hlen(layout.dist_reduce_pool(network))
+            for worker in workers:
+                pipe.xlen(layout.task_pool(worker))
+
+        return self.membership.all_idle(queues)
 
     def close(self) -> None:
         self._stop.set()

@@ -298,13 +298,16 @@ class CentralHost:
     def _reroute_departed(self) -> None:
         """Move what is waiting in the task_pool of this network's departed workers to the owners
         their hosts have now (a worker that comes back finds its task_pool empty, and its own JE
-        frontier as it left it)."""
+        frontier as it left it). One central host per worker does it, so nothing moves twice."""
         if now_ms() - self.rerouted_at < self.lease_ms:
             return
         self.rerouted_at = now_ms()
+        self._live(self.network)
         live = set(self._workers())
+        # A network with no live worker left has no central host: the first live network's takes it on.
+        orphans = self.network == min(self.live, default=self.network)
         departed = [w.decode() for w, n in self.client.hgetall(self.layout.host_network).items()
-                    if n.decode() == self.network and w.decode() not in live]
+                    if w.decode() not in live and (n.decode() == self.network or (orphans and n.decode() not in self.live))]
         for worker in departed:
             stream = self.layout.task_pool(worker)
             entries = [(entry_id, fields) for entry_id, fields in self.client.xrange(stream, count=1000) if fields]

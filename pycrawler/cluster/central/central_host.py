@@ -132,7 +132,10 @@ class CentralHost:
         if self.holding and self._renew(keys=[self.layout.lease(self.network)], args=[self.worker, self.lease_ms]):
             self.renewed_at = now
             return True
-        self.holding = bool(self.client.set(self.layout.lease(self.network), self.worker, nx=True, px=self.lease_ms))
+        lease = self.layout.lease(self.network)
+        # Ours still after a failed step (see `step`): take over from our own state in Redis.
+        self.holding = bool(self.client.set(lease, self.worker, nx=True, px=self.lease_ms)) or (
+            self._renew(keys=[lease], args=[self.worker, self.lease_ms]) == 1)
         if self.holding:
             self.renewed_at = now
             self._take_over()
@@ -161,6 +164,15 @@ class CentralHost:
         """Process the inbox's frames and the time-outs; returns how many frames were processed."""
         if not self.hold_lease():
             return 0
+        try:
+            return self._step(block_ms)
+        except redis.RedisError:
+            # Redis went away mid-step: what reached it and what is in memory may differ, so the
+            # next step starts over from Redis, as a new central host would.
+            self.holding = False
+            raise
+
+    def _step(self, block_ms: int) -> int:
         block_ms = min(block_ms, max(1, self._next_deadline() - now_ms()))
         entries = self._read(block_ms)
         self.out, self.dirty, self.live = [], set(), None

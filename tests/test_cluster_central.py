@@ -14,6 +14,7 @@ import json
 import multiprocessing
 import os
 import random
+import re
 import signal
 import time
 from collections import Counter
@@ -29,12 +30,15 @@ from test_cluster import (  # noqa: F401 (local_redis: a fixture)
     local_redis,
     repeats,
     start_worker,
+    status,
     wait_for_fetches,
 )
+from pycrawler.cli.cluster import host_owners
 from pycrawler.cluster.central import CentralExchange
 from pycrawler.cluster.central.frames import Flag, Frame, FrameError, decode, encode
 from pycrawler.cluster.central.layout import Layout
 from pycrawler.cluster.central.local import fingerprint_keys
+from pycrawler.cluster.membership import Membership
 from pycrawler.crawl.multihost import MultiHostSite
 
 
@@ -259,6 +263,12 @@ def test_three_workers_in_two_networks_crawl_every_page_once_politely(local_redi
         assert site.closest_gap() >= DELAY * 0.95
     for out, _ in outputs:  # every worker crawled its share
         assert "fetched:        0 answered" not in out
+    report = status(local_redis.url)
+    assert "0 live of 3 workers seen" in report
+    assert sum(int(n) for n in re.findall(r"pages (\d+)", report)) == len(site.reachable)
+    owners = host_owners(Membership(redis.Redis.from_url(local_redis.url), "c", "status"))
+    ids = {json.loads((tmp_path / f"w{i}" / "cluster.json").read_text())["worker"] for i in range(3)}
+    assert len(owners) == 9 and set(owners.values()) == ids  # every host has one owner, every worker some hosts
 
 
 

@@ -77,6 +77,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     status.set_defaults(run=run_status)
 
 
+def host_owners(membership) -> dict[str, str]:
+    """Host -> owner: kept by --dedupe central (hosts stay with their first owner), or computed
+    from the live members as host splitting does."""
+    from ..cluster.central.layout import Layout
+
+    kept = membership.redis.hgetall(Layout(membership.name).owners)
+    if kept:
+        return {host.decode(): owner.decode() for host, owner in kept.items()}
+    return {host.decode(): membership.owner(host.decode()) for host in membership.redis.smembers(membership.key("hosts"))}
+
+
 def run_status(args: argparse.Namespace) -> int:
     from ..cluster.membership import Membership, connect
 
@@ -86,10 +97,9 @@ def run_status(args: argparse.Namespace) -> int:
     rows = membership.status()
     members = [row["worker"] for row in rows if row["live"]]
     membership.members = members
-    hosts = [h.decode() for h in membership.redis.smembers(membership.key("hosts"))]
     owned: dict[str, list[str]] = {}
-    for host in sorted(hosts):
-        owned.setdefault(membership.owner(host), []).append(host)
+    for host, owner in sorted(host_owners(membership).items()):
+        owned.setdefault(owner, []).append(host)
     print(f"cluster {args.cluster}: {len(members)} live of {len(rows)} workers seen")
     for row in rows:
         mine = owned.get(row["worker"], []) if row["live"] else []

@@ -77,6 +77,7 @@ class HostSplitExchange:
         self._moved = False
         self._settled_at = 0.0  # deliveries wait until then after a membership change
         self.figures: dict = {}
+        self._unreachable = False
         self._closed = threading.Event()
         self.hosts: set[str] = set()      # hosts seen in links, published for `cluster status`
         self.new_hosts: list[str] = []
@@ -182,8 +183,13 @@ class HostSplitExchange:
         try:
             pipe.execute()
         except NETWORK_ERRORS as exc:
-            log.warning("Redis unreachable, %d links wait to be sent: %s", sent, exc)
+            if not self._unreachable:  # once per outage, not once per flush
+                log.warning("Redis unreachable, links wait to be sent: %s", exc)
+            self._unreachable = True
             return
+        if self._unreachable:
+            log.warning("Redis answers again: the waiting links are sent")
+        self._unreachable = False
         self.outbox, self.seen_outbox, self.new_hosts = {}, {}, []
         self.traffic["sent"] += sent
         self.traffic["bytes_sent"] += nbytes
@@ -286,7 +292,7 @@ class HostSplitExchange:
         self._closed.set()
         self.flush()
         try:
-            self.membership.beat({"idle": 1, **self.traffic})
+            self.membership.beat(self.figures | self.traffic | {"idle": 1})
             self.membership.leave()
         except NETWORK_ERRORS:
             pass

@@ -17,9 +17,11 @@ Faults:
   sent is lost. The dead worker's own JE frontier (links to its own hosts, and what it had
   acknowledged) is recovered when it rejoins from its state folder; until then survivors reach
   those pages only through links other hosts send them.
-- **a worker leaves or membership changes**: a URL a worker polls from its frontier for a
-  host it no longer owns is forwarded to the owner instead of fetched (the engine does that
-  through ``add``); the owner's seen table drops it if it has it.
+- **membership changes** (a worker joins, leaves, or comes back): a URL a worker polls from
+  its frontier for a host it no longer owns is forwarded to the owner instead of fetched
+  (``forward``), and the URLs it fetched on such hosts are sent as *seen* entries (field
+  ``s``) that the owner learns without fetching; the owner reads its stream only ``settle``
+  seconds after it saw the change, so those come before the links they guard against.
 - **Redis is unreachable**: ``flush`` keeps the outgoing batches in memory and ``receive``
   returns nothing; the worker goes on crawling its own hosts and sends the batches when Redis
   answers again (a kill -9 during the outage loses those batches: the links stay in the

@@ -50,15 +50,16 @@ def join(args: argparse.Namespace, seeds: list[str]):
         return None
     if not (args.redis and args.cluster):
         raise BadInput("a cluster worker needs both --redis URL and --cluster NAME")
-    from ..cluster.exchanges import open_exchange
+    from ..cluster.exchanges import exchange_factory
     from ..cluster.membership import Membership, connect
     from ..seen.cache import cache_from_spec
 
+    open_exchange = exchange_factory(args.dedupe)
     cache = None if args.send_cache == "none" else cache_from_spec(args.send_cache)
     membership = Membership(connect(args.redis), args.cluster, worker_id(args.state, args.worker),
                             lease=args.lease, heartbeat=args.heartbeat)
     membership.bind_seeds(seeds)
-    return open_exchange(args.dedupe, membership, cache, args.settle)
+    return open_exchange(membership, cache, args.settle)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

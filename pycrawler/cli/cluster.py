@@ -55,16 +55,17 @@ def join(args: argparse.Namespace, seeds: list[str]):
         raise BadInput("a cluster worker needs both --redis URL and --cluster NAME")
     if args.network and args.dedupe != "central":
         raise BadInput("--network groups the workers of --dedupe central; host splitting has no networks")
-    from ..cluster.exchanges import open_exchange
+    from ..cluster.exchanges import exchange_factory
     from ..cluster.membership import Membership, connect
     from ..seen.cache import cache_from_spec
 
+    open_exchange = exchange_factory(args.dedupe)
     cache = None if args.send_cache == "none" else cache_from_spec(args.send_cache)
     membership = Membership(connect(args.redis), args.cluster, worker_id(args.state, args.worker),
                             lease=args.lease, heartbeat=args.heartbeat)
     membership.bind_seeds(seeds)
-    options = {"network": args.network} if args.network else {}
-    return open_exchange(args.dedupe, membership, cache, args.settle, **options)
+    options = {"network": args.network} if args.network else {}  # a mode's own settings
+    return open_exchange(membership, cache, args.settle, **options)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -113,13 +113,8 @@ def run_crawl(args: argparse.Namespace) -> int:
         os.environ.setdefault(name, value)
     config = config_from(args)
     exchange = join(args, [s.strip() for s in args.seeds if s.strip()])
-    crawler = Crawler(config, exchange)
     try:
-        summary = crawler.run()
-    except PycrawlerError:
-        if crawler.summary.seconds:  # it crawled before it stopped: say what it did, then why
-            _print_summary(crawler.summary, args.state)
-        raise
+        summary = _crawl(Crawler(config, exchange), args.state)
     finally:
         if exchange is not None:
             exchange.close()
@@ -127,6 +122,15 @@ def run_crawl(args: argparse.Namespace) -> int:
     if summary.signal is not None:
         return 128 + summary.signal
     return 130 if summary.interrupted else 0
+
+
+def _crawl(crawler: Crawler, state: Path):
+    try:
+        return crawler.run()
+    except PycrawlerError:
+        if crawler.summary.seconds:  # it crawled before it stopped: say what it did, then why
+            _print_summary(crawler.summary, state)
+        raise
 
 
 def _print_summary(summary, state: Path) -> None:

@@ -10,6 +10,7 @@ membership to wait for at the start (None: its default), and returns a started
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 
 from ..errors import BadInput
 from ..seen.cache import UrlCache
@@ -23,9 +24,9 @@ EXCHANGES = {
 DEFAULT = "split"
 
 
-def open_exchange(name: str, membership: Membership, cache: UrlCache | None,
-                  settle: float | None = None, **options) -> LinkExchange:
-    """``options``: a mode's own settings (``network`` for central)."""
+def exchange_factory(name: str) -> Callable[[Membership, UrlCache | None, float | None], LinkExchange]:
+    """The factory of mode ``name``, imported now: a mode missing from this version is refused
+    before the worker touches the cluster."""
     if name not in EXCHANGES:
         raise BadInput(f"--dedupe is one of {', '.join(EXCHANGES)}, not {name!r}")
     module_name, factory = EXCHANGES[name]
@@ -35,4 +36,4 @@ def open_exchange(name: str, membership: Membership, cache: UrlCache | None,
         if exc.name != module_name:
             raise
         raise BadInput(f"--dedupe {name} is not available in this version of pycrawler") from None
-    return getattr(module, factory)(membership, cache, settle, **options)
+    return getattr(module, factory)

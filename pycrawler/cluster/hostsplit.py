@@ -17,9 +17,11 @@ Faults:
   sent is lost. The dead worker's own JE frontier (links to its own hosts, and what it had
   acknowledged) is recovered when it rejoins from its state folder; until then survivors reach
   those pages only through links other hosts send them.
-- **a worker leaves or membership changes**: a URL a worker polls from its frontier for a
-  host it no longer owns is forwarded to the owner instead of fetched (the engine does that
-  through ``add``); the owner's seen table drops it if it has it.
+- **membership changes** (a worker joins, leaves, or comes back): a URL a worker polls from
+  its frontier for a host it no longer owns is forwarded to the owner instead of fetched
+  (``forward``), and the URLs it fetched on such hosts are sent as *seen* entries (field
+  ``s``) that the owner learns without fetching; the owner reads its stream only ``settle``
+  seconds after it saw the change, so those come before the links they guard against.
 - **Redis is unreachable**: ``flush`` keeps the outgoing batches in memory and ``receive``
   returns nothing; the worker goes on crawling its own hosts and sends the batches when Redis
   answers again (a kill -9 during the outage loses those batches: the links stay in the
@@ -77,6 +79,7 @@ class HostSplitExchange:
         self._moved = False
         self._settled_at = 0.0  # deliveries wait until then after a membership change
         self.figures: dict = {}
+        self._unreachable = False
         self._closed = threading.Event()
         self.hosts: set[str] = set()      # hosts seen in links, published for `cluster status`
         self.new_hosts: list[str] = []
@@ -182,8 +185,13 @@ class HostSplitExchange:
         try:
             pipe.execute()
         except NETWORK_ERRORS as exc:
-            log.warning("Redis unreachable, %d links wait to be sent: %s", sent, exc)
+            if not self._unreachable:  # once per outage, not once per flush
+                log.warning("Redis unreachable, links wait to be sent: %s", exc)
+            self._unreachable = True
             return
+        if self._unreachable:
+            log.warning("Redis answers again: the waiting links are sent")
+        self._unreachable = False
         self.outbox, self.seen_outbox, self.new_hosts = {}, {}, []
         self.traffic["sent"] += sent
         self.traffic["bytes_sent"] += nbytes
@@ -286,7 +294,7 @@ class HostSplitExchange:
         self._closed.set()
         self.flush()
         try:
-            self.membership.beat({"idle": 1, **self.traffic})
+            self.membership.beat(self.figures | self.traffic | {"idle": 1})
             self.membership.leave()
         except NETWORK_ERRORS:
             pass

@@ -8,12 +8,11 @@ binds 127.0.0.1 only. :meth:`LocalRedis.stop` ends only the process this object 
 from __future__ import annotations
 
 import shutil
-import signal
 import subprocess
 import time
 from pathlib import Path
 
-from ..crawl.site import free_port
+from ..crawl.site import free_port, terminate
 from ..errors import SetupError
 
 START_TIMEOUT = 10.0
@@ -74,13 +73,8 @@ class LocalRedis:
     def stop(self) -> None:
         """SIGTERM (Redis flushes its append-only file and exits), SIGKILL if it lingers."""
         process, self.process = self.process, None
-        if process is not None and process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(START_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        if process is not None:
+            terminate(process)
 
     def restart(self, down_for: float = 0.0) -> None:
         self.stop()

@@ -27,6 +27,12 @@ The flow of a URL:
    is durable, so a kill -9 loses nothing; at worst the pages in process at the kill are
    fetched again (their records are overwritten, one per URL).
 
+A cluster worker (:mod:`pycrawler.cluster`, a ``LinkExchange`` given to :class:`Crawler`)
+keeps the same order: at each flush the links to other workers' hosts leave through the
+exchange (in Redis before the pages that found them count as done), the URLs other workers
+sent are scheduled then acknowledged, a polled URL whose host moved is forwarded instead of
+fetched, and the crawl ends when the whole cluster is idle.
+
 The outputs users keep (crawl.log, WARC files, the trace; :mod:`.outputs`) are written when a
 fetch ends and flushed to the operating system (``fsync``: to the disk) at the start of every
 flush, before anything is committed in JE: a fetch the state counts as done is in every

@@ -27,17 +27,21 @@ def host_address(i: int) -> str:
     return f"127.0.0.{i + 1}"
 
 
-def link_graph(hosts: int, pages: int, *, cross: int = 2, seed: int = 7) -> dict[tuple[int, str], list[tuple[int, str]]]:
+def link_graph(hosts: int, pages: int, *, cross: int = 2, popular: float = 0.5,
+               seed: int = 7) -> dict[tuple[int, str], list[tuple[int, str]]]:
     """(host, path) -> the (host, path) pages it links to. Each host has ``/`` and ``pages``
     pages ``/pI.html`` in a binary tree under ``/``, plus ``cross`` links per page to other
-    hosts' pages; the last page of every host is linked only from other hosts."""
+    hosts: to their root with probability ``popular`` (the few URLs most links point to, as
+    on the web), else to a random page; the last page of every host is linked only from
+    other hosts."""
     rng = random.Random(seed)
     graph: dict[tuple[int, str], list[tuple[int, str]]] = {}
     for h in range(hosts):
         graph[(h, "/")] = [(h, "/p0.html")]
         for i in range(pages):
             own = [(h, f"/p{c}.html") for c in (2 * i + 1, 2 * i + 2) if c < pages - 1]
-            others = [(rng.randrange(hosts), f"/p{rng.randrange(pages)}.html") for _ in range(cross if hosts > 1 else 0)]
+            others = [(rng.randrange(hosts), "/" if rng.random() < popular else f"/p{rng.randrange(pages)}.html")
+                      for _ in range(cross if hosts > 1 else 0)]
             graph[(h, f"/p{i}.html")] = own + [(o, p) for o, p in others if o != h] + [(h, "/")]
     for h in range(hosts):  # each host's last page: a link from another host's root
         graph[((h + 1) % hosts, "/")].append((h, f"/p{pages - 1}.html"))
@@ -87,11 +91,11 @@ class MultiHostSite:
     ``site.requests``: (host, path, time) of every request answered; ``site.fetch_counts()``
     and ``site.closest_gap()`` read them."""
 
-    def __init__(self, hosts: int, pages: int, *, cross: int = 2, seed: int = 7):
+    def __init__(self, hosts: int, pages: int, *, cross: int = 2, popular: float = 0.5, seed: int = 7):
         if not 1 <= hosts <= 254:
             raise ValueError("hosts must be in 1..254 (127.0.0.1 to 127.0.0.254)")
         self.hosts = hosts
-        self.graph = link_graph(hosts, pages, cross=cross, seed=seed)
+        self.graph = link_graph(hosts, pages, cross=cross, popular=popular, seed=seed)
         self.port = 0
         self.requests: list[tuple[int, str, float]] = []
         self._lock = threading.Lock()
@@ -116,6 +120,12 @@ class MultiHostSite:
         """URL -> requests for it (robots.txt left out)."""
         with self._lock:
             return collections.Counter(self.url(h, p) for h, p, _ in self.requests if p != "/robots.txt")
+
+    def page_span(self) -> float:
+        """Seconds from the first page request to the last (0 with fewer than two)."""
+        with self._lock:
+            times = [at for _, path, at in self.requests if path != "/robots.txt"]
+        return max(times) - min(times) if len(times) > 1 else 0.0
 
     def closest_gap(self) -> float:
         """The shortest time between two page requests to the same host (inf with none);

@@ -256,13 +256,10 @@ def test_a_killed_central_host_is_replaced_and_nothing_flushed_is_lost(redis_por
 
 def test_three_workers_in_two_networks_crawl_every_page_once_politely(local_redis, tmp_path):
     with MultiHostSite(hosts=9, pages=12) as site:
-        workers = central_workers(site, tmp_path, local_redis.url, ["net0", "net0", "net1"])
-        outputs = [finish(w) for w in workers]
-        assert set(site.fetch_counts()) == site.reachable
-        assert repeats(site) == 0
+        outputs = [finish(w) for w in central_workers(site, tmp_path, local_redis.url, ["net0", "net0", "net1"])]
+        assert (set(site.fetch_counts()) == site.reachable, repeats(site)) == (True, 0)
         assert site.closest_gap() >= DELAY * 0.95
-    for out, _ in outputs:  # every worker crawled its share
-        assert "fetched:        0 answered" not in out
+    assert all("fetched:        0 answered" not in out for out, _ in outputs)  # every worker crawled its share
     report = status(local_redis.url)
     assert "0 live of 3 workers seen" in report
     assert sum(int(n) for n in re.findall(r"pages (\d+)", report)) == len(site.reachable)

@@ -13,6 +13,7 @@ from ..crawl.scope import SCOPES, server
 from ..errors import BadInput, PycrawlerError
 from ..jvm import CRAWL_JVM
 from ..progress import add_option as add_progress_option
+from .cluster import add_worker_options, join
 
 LOCAL_CONTACT = "http://localhost/"
 
@@ -98,6 +99,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="serve the crawl's state while it runs (py4j, printed on stderr), so that store ls/dump "
                         "read it live; see docs/gateway.md")
     p.add_argument("--serve-port", type=int, default=0, metavar="N", help="port for --serve (default: a free one)")
+    add_worker_options(p)
     p.set_defaults(run=run_crawl)
 
 
@@ -114,17 +116,26 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
 def run_crawl(args: argparse.Namespace) -> int:
     for name, value in CRAWL_JVM.items():
         os.environ.setdefault(name, value)
-    crawler = Crawler(config_from(args))
+    config = config_from(args)
+    exchange = join(args, [s.strip() for s in args.seeds if s.strip()])
     try:
-        summary = crawler.run()
-    except PycrawlerError:
-        if crawler.summary.seconds:  # it crawled before it stopped: say what it did, then why
-            _print_summary(crawler.summary, args.state)
-        raise
+        summary = _crawl(Crawler(config, exchange), args.state)
+    finally:
+        if exchange is not None:
+            exchange.close()
     _print_summary(summary, args.state)
     if summary.signal is not None:
         return 128 + summary.signal
     return 130 if summary.interrupted else 0
+
+
+def _crawl(crawler: Crawler, state: Path):
+    try:
+        return crawler.run()
+    except PycrawlerError:
+        if crawler.summary.seconds:  # it crawled before it stopped: say what it did, then why
+            _print_summary(crawler.summary, state)
+        raise
 
 
 def _print_summary(summary, state: Path) -> None:

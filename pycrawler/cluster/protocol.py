@@ -21,10 +21,12 @@ from typing import NamedTuple, Protocol
 
 
 class Delivery(NamedTuple):
-    """URLs another part of the cluster assigned to this worker, and how to acknowledge them."""
+    """URLs another part of the cluster assigned to this worker, and how to acknowledge them;
+    ``seen``: URLs to learn as already fetched (by the host's previous owner), not to crawl."""
 
     urls: list[str]
     token: object
+    seen: Sequence[str] = ()
 
 
 class LinkExchange(Protocol):
@@ -41,6 +43,22 @@ class LinkExchange(Protocol):
 
     def ack(self, deliveries: Sequence[Delivery]) -> None:
         """The deliveries' URLs are committed in this worker's JE frontier: never redeliver them."""
+
+    def forward(self, urls: Sequence[str], seen: bool = False) -> list[str]:
+        """URLs this worker polled from its own frontier: return those it still must fetch, and
+        queue the rest (their hosts moved to another worker) for the worker that must, past
+        any cache: a URL handed over has to arrive. ``seen``: URLs this worker fetched, sent
+        for their hosts' owners to learn as seen (see :meth:`moved`)."""
+
+    def moved(self) -> bool:
+        """True once after hosts may have moved between workers: the engine then hands the
+        URLs it fetched over with ``forward(urls, seen=True)``, so their new owners do not
+        fetch them again."""
+
+    def report(self, fetched: int, pending: int, idle: bool) -> bool:
+        """Tell the cluster how this worker stands (fetched pages, URLs in its frontier; idle:
+        nothing to fetch and nothing in process), at least every flush; True when it is idle
+        and so is every other worker, with nothing in transit: the crawl is over."""
 
     def close(self) -> None:
         """Leave the cluster cleanly (a worker that dies instead is noticed by its lease)."""

@@ -27,6 +27,12 @@ The flow of a URL:
    is durable, so a kill -9 loses nothing; at worst the pages in process at the kill are
    fetched again (their records are overwritten, one per URL).
 
+A cluster worker (:mod:`pycrawler.cluster`, a ``LinkExchange`` given to :class:`Crawler`)
+keeps the same order: at each flush the links to other workers' hosts leave through the
+exchange (in Redis before the pages that found them count as done), the URLs other workers
+sent are scheduled then acknowledged, a polled URL whose host moved is forwarded instead of
+fetched, and the crawl ends when the whole cluster is idle.
+
 The outputs users keep (crawl.log, WARC files, the trace; :mod:`.outputs`) are written when a
 fetch ends and flushed to the operating system (``fsync``: to the disk) at the start of every
 flush, before anything is committed in JE: a fetch the state counts as done is in every
@@ -69,6 +75,7 @@ import time
 from pathlib import Path
 
 from .. import jvm
+from ..cluster.protocol import LinkExchange
 from ..errors import BadInput, PycrawlerError
 from ..fetch import ALLOWED, FetchConfig, Fetcher, RobotsCache
 from ..fetch import status as fetch_status
@@ -82,7 +89,7 @@ from ..records.crawl_url import CrawlUrl, encode
 from ..seen.tables import SEEN_TABLE_PATHS, open_visited  # noqa: F401 -- SEEN_TABLE_PATHS: part of this module's API
 from ..store import Environment
 from ..store.java_errors import je_errors
-from ..store.tuple import java_utf
+from ..store.tuple import java_utf, java_utf_decode
 from .diskspace import DEFAULT_MIN_FREE_MB, DiskSpaceMonitor
 from .outputs import CrawlOutputs
 from .pages import LinkPolicy, PagePool, PageResult
@@ -99,6 +106,10 @@ KEPT_SETTINGS = ("seen", "queue_policy", "canon", "seen_key")
 """Settings a state folder is bound to: a resume with other values would misread its stores."""
 SETTING_DEFAULTS = {"seen": "exact", "queue_policy": "host", "seen_key": "md5"}
 """Values of unset kept settings in a new state folder (``canon``: the seen-key scheme's)."""
+
+RECEIVE_INTERVAL = 0.1
+"""Seconds between two reads of the URLs other workers sent (a cluster worker)."""
+RECEIVE_BATCH = 5000
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 """Signals that stop a crawl gracefully (a second one: at once); the CLI exits 128 + signal."""
@@ -224,7 +235,7 @@ class _Finished:
     """A URL whose fetch (or refusal) is over, waiting for the next flush."""
 
     url: str
-    record: bytes
+    record: bytes | None                  # None: handed over to another worker, not fetched
     layer: int
     hop_path: str
     links: list[str]
@@ -253,8 +264,12 @@ def is_transient(status: int) -> bool:
 class Crawler:
     """Runs a :class:`CrawlConfig`'s crawl (:meth:`run`), resumable from its state folder."""
 
-    def __init__(self, config: CrawlConfig):
+    def __init__(self, config: CrawlConfig, exchange: LinkExchange | None = None):
+        """``exchange``: the cluster this crawl is a worker of (:mod:`pycrawler.cluster`), or
+        None for a crawl on its own; the caller starts and closes it."""
         self.config = config
+        self.exchange = exchange
+        self._exchanged = 0.0
         seeds = [s.strip() for s in config.seeds if s.strip()]
         bad = [s for s in seeds if server(s) is None]
         if not seeds or bad:
@@ -449,7 +464,11 @@ class Crawler:
             async with Fetcher(fetch_config) as fetcher:
                 self.fetcher = fetcher
                 self.robots = RobotsCache(fetcher, "pycrawler", store=self.robots_db, obey=config.obey_robots)
-                self.frontier.schedule([discovered(seed, 0, "", None) for seed in self.seeds], layer=0)
+                seeds = self.seeds
+                if self.exchange is not None:  # what the cluster knows first: seen URLs handed over
+                    self._exchange_links()
+                    seeds = self.exchange.add(seeds)
+                self.frontier.schedule([discovered(seed, 0, "", None) for seed in seeds], layer=0)
                 flusher = asyncio.create_task(self._flusher())
                 try:
                     await self._dispatch()
@@ -482,7 +501,7 @@ class Crawler:
             wait = None
             if room > 0:
                 batch, wait = frontier.poll(room)
-                for record in batch:
+                for record in self._handed_over(batch):
                     self._in_process += 1
                     task = asyncio.create_task(self._process(record))
                     self._tasks.add(task)
@@ -494,12 +513,57 @@ class Crawler:
                     return  # max_pages reached
                 frontier.flush()  # an asynchronous Visited table may still hold new URLs
                 if frontier.wait_time() is None:
-                    return
-                wait = frontier.wait_time()
+                    if self.exchange is None or self._report(idle=True):
+                        return
+                    wait = RECEIVE_INTERVAL
+                else:
+                    wait = frontier.wait_time()
             try:
                 await asyncio.wait_for(self._wakeup.wait(), timeout=wait)
             except TimeoutError:
                 pass
+
+    def _handed_over(self, batch: list[CrawlUrl]) -> list[CrawlUrl]:
+        """The polled URLs this worker still fetches; those whose host moved to another worker
+        are forwarded to it (finished here without a fetch at the next flush)."""
+        if self.exchange is None or not batch:
+            return batch
+        keep = set(self.exchange.forward([record.ori_url for record in batch]))
+        for record in batch:
+            if record.ori_url not in keep:
+                self._in_process += 1
+                self._finished.append(_Finished(record.ori_url, None, record.layer, "", [], "", Outcome.success()))
+        return [record for record in batch if record.ori_url in keep]
+
+    def _report(self, idle: bool) -> bool:
+        return self.exchange.report(self._records_before + self.summary.fetched, len(self.frontier), idle)
+
+    def _exchange_links(self) -> None:
+        """Take the URLs other workers sent this one into the frontier, then acknowledge them:
+        committed first, so a kill -9 in between only makes them arrive again."""
+        if self.exchange is None or time.monotonic() - self._exchanged < RECEIVE_INTERVAL:
+            return
+        self._exchanged = time.monotonic()
+        deliveries = self.exchange.receive(RECEIVE_BATCH)
+        if deliveries:
+            self.frontier.mark_seen([url for delivery in deliveries for url in delivery.seen])
+            urls = [url for delivery in deliveries for url in delivery.urls]
+            done = self.frontier.schedule([discovered(url, 1, Hop.LINK.value, None) for url in urls], layer=1)
+            self.frontier.flush()  # an asynchronous Visited table enqueues what it holds
+            self.summary.enqueued += done.enqueued
+            self.summary.dupes_avoided += done.duplicates
+            self.exchange.ack(deliveries)
+            self._wakeup.set()
+        self._report(idle=False)
+        if self.exchange.moved():
+            self._hand_over()
+
+    def _hand_over(self) -> None:
+        """Send the URLs this worker fetched on hosts that moved away to their new owners, to
+        learn as seen: one scan of the ``fetched`` keys per membership change."""
+        urls = [java_utf_decode(key[:-1]) for key in self.fetched.keys()]
+        self.exchange.forward(urls, seen=True)
+        self.exchange.flush()
 
     async def _drain(self) -> None:
         """Let the fetches in flight finish (up to ``grace`` seconds when stopping), flushing them."""
@@ -621,6 +685,7 @@ class Crawler:
             except TimeoutError:
                 pass
             self._flush_due.clear()
+            self._exchange_links()
             if self._finished:
                 self._flush()
                 self._wakeup.set()
@@ -657,10 +722,19 @@ class Crawler:
                 same_layer = hop == Hop.REDIRECT.value
                 layer = item.layer if same_layer else item.layer + 1
                 by_layer.setdefault(layer, []).append(discovered(link, layer, item.hop_path + hop, item.url))
-        frontier, summary = self.frontier, self.summary
+        frontier, summary, exchange = self.frontier, self.summary, self.exchange
+        if exchange is not None:  # links to other workers' hosts leave; this worker schedules its own
+            for layer, records in by_layer.items():
+                own = set(exchange.add([record.ori_url for record in records]))
+                by_layer[layer] = [record for record in records if record.ori_url in own]
         for layer, records in sorted(by_layer.items()):
             done = frontier.schedule(records, layer=layer)
             summary.enqueued += done.enqueued
             summary.dupes_avoided += done.duplicates
-        self.fetched.put_many([url_key(f.url) for f in finished], [f.record for f in finished])
+        if exchange is not None:
+            exchange.flush()  # what this flush found and forwards is in Redis before its pages count as done
+        fetches = [f for f in finished if f.record is not None]  # the others were handed over, not fetched
+        self.fetched.put_many([url_key(f.url) for f in fetches], [f.record for f in fetches])
+        if exchange is not None:  # fetches of hosts that moved while they were in flight
+            exchange.forward([f.url for f in fetches], seen=True)
         frontier.completed_many((f.url, f.outcome) for f in finished)

@@ -52,6 +52,17 @@ def find_nginx() -> str | None:
     return next((path for path in _NGINX_CANDIDATES if os.access(path, os.X_OK)), None)
 
 
+def terminate(process: subprocess.Popen, timeout: float = STOP_TIMEOUT) -> None:
+    """SIGTERM to a child this program started, SIGKILL if it outlives ``timeout``; then reaped."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
@@ -209,13 +220,7 @@ class StaticSite:
     def _stop_process(self) -> None:
         """TERM (nginx's fast shutdown) to the master this object started, KILL if it lingers."""
         process, self._process, self.pid = self._process, None, None
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        terminate(process)
 
     # pure-Python fallback
 

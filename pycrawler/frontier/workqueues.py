@@ -519,6 +519,20 @@ class WorkQueueFrontier(TodoFrontier):
         self.totals["duplicates"] += result.duplicates
         return result
 
+    def mark_seen(self, urls: Iterable[str]) -> None:
+        """Put ``urls`` in the Visited table without enqueueing them: they were fetched elsewhere
+        (a cluster worker that owned their host before this one), so a link to them is a repeat."""
+        self._require_writable()
+        canonical = [c for c in self.canonicalizer.many(list(urls)) if c is not None]
+        if not canonical:
+            return
+        keys = self.seen_key.keys(canonical)
+        with self._lock:
+            if isinstance(self.visited, SynchronousVisited):
+                self.visited.add_many(keys)
+            else:  # payload-less keys: learnt, never enqueued
+                self.visited.add_batch(keys)
+
     def _receive(self, keys, aux: Sequence, unique) -> None:
         """Receiver of an asynchronous Visited table: enqueue what it calls new."""
         flags = np.asarray(unique).tolist()

@@ -1,0 +1,189 @@
+"""Seed 003's URL de-duplication protocol on Redis, as a `LinkExchange` (``--dedupe central``).
+
+Every link a worker finds goes through three rounds of de-duplication before any worker crawls
+it: locally against the worker's finish_URL; across its network, by the network's central host
+broadcasting the set to the network's hosts and striking what any of them has; across networks,
+by the central host sending what is left to the other networks' central hosts, which ask their
+own hosts. What survives is allocated, once cluster-wide, to the worker that owns the URL's host.
+
+A worker runs its local host's side (answering requests, heartbeats) and, while it holds its
+network's lease, the network's central host, on two background threads that touch only Redis; the
+crawl loop only adds, flushes, receives and acknowledges. See `local` and `central_host` for the
+pools and for what this implementation chose where the paper is silent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Sequence
+
+import redis
+
+from ...seen.cache import UrlCache
+from ..membership import Membership
+from ..protocol import Delivery
+from .central_host import CentralHost
+from .layout import Layout
+from .local import LocalHost
+
+NETWORK_ERRORS = (redis.ConnectionError, redis.TimeoutError)
+
+log = logging.getLogger(__name__)
+
+
+class CentralExchange:
+    """One worker's part in a seed 003 cluster: its local host, and its network's central host
+    while it holds the network's lease (the membership's lease is the role's lease too).
+
+    `background=False` leaves the protocol's steps (`local.answer`, `central.step`) to the
+    caller, for a program that drives them from its own loop."""
+
+    def __init__(self, membership: Membership, network: str = "net0", cache: UrlCache | None = None, *,
+                 frame_size: int = 500, answer_timeout_ms: int = 1000, settle: float = 0.0, background: bool = True):
+        """`settle`: seconds of unchanged membership to wait for before taking part, so workers
+        started together see each other before hosts get owners (which then stay)."""
+        if "@" in membership.worker:
+            raise ValueError(f"worker id {membership.worker!r}: '@' is kept for central host addresses")
+        self.membership = membership
+        client, worker, layout = membership.redis, membership.worker, Layout(membership.name)
+        self.layout = layout
+        self.local = LocalHost(client, layout, worker, network, frame_size, cache, membership.key("worker", worker))
+        self.central = CentralHost(client, layout, worker, network, lambda: membership.members,
+                                   int(membership.lease * 1000), answer_timeout_ms)
+        membership.settle(settle)
+        self.figures: dict = {}
+        self.unacked: list[Delivery] = []
+        self._beaten = time.monotonic()
+        self._stop = threading.Event()
+        self._failure: BaseException | None = None
+        self._threads = []
+        if background:
+            self._threads = [threading.Thread(target=self._serve, args=(step,), daemon=True, name=f"central-{name}")
+                             for name, step in (("local", self._local_step), ("central", self._central_step))]
+            for thread in self._threads:
+                thread.start()
+
+    def _local_step(self) -> None:
+        """Answer requests; renew the membership lease every heartbeat, from this thread so that
+        a worker busy elsewhere keeps its hosts and its answers flowing."""
+        if time.monotonic() - self._beaten >= self.membership.heartbeat:
+            self._beat()
+        self.local.answer(block_ms=int(self.membership.heartbeat * 500))
+
+    def _beat(self) -> None:
+        self.membership.beat({**self.figures, **self.local.stats})
+        if self.membership.worker not in self.membership.members:  # dropped while Redis was away
+            self.membership.join()
+        self._beaten = time.monotonic()
+
+    def _central_step(self) -> None:
+        self.central.step(block_ms=200)
+        if not self.central.holding:  # another worker is the central host: try again later
+            self._stop.wait(self.membership.lease / 3)
+
+    def _serve(self, step) -> None:
+        while not self._stop.is_set():
+            try:
+                step()
+            except NETWORK_ERRORS:
+                self._stop.wait(0.5)  # Redis restarting: the crawl goes on, the protocol waits
+            except BaseException as err:  # surfaces in the crawl's next call, not lost in a thread
+                self._failure = err
+                return
+
+    def _check(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+
+    # -- LinkExchange ---------------------------------------------------------------------------
+
+    def add(self, urls: Sequence[str]) -> list[str]:
+        """Every link goes through the protocol: none is kept before the cluster agreed it is new."""
+        self.local.add(urls)
+        return []
+
+    def flush(self) -> None:
+        self._check()
+        try:
+            self.local.flush()
+        except NETWORK_ERRORS as err:  # the crawl goes on with its own frontier; the next flush sends
+            log.warning("Redis unreachable, %d links wait to be sent: %s", len(self.local.url_pool) + len(self.local.unsent), err)
+
+    def receive(self, max_urls: int, block_ms: int = 0) -> list[Delivery]:
+        self._check()
+        try:
+            return self.local.receive(max_urls, block_ms)
+        except NETWORK_ERRORS:
+            return []
+
+    def ack(self, deliveries: Sequence[Delivery]) -> None:
+        pending = self.unacked + list(deliveries)
+        try:
+            self.local.ack(pending)
+        except NETWORK_ERRORS:
+            self.unacked = pending  # redelivered to this worker only: acknowledging later is safe
+            return
+        self.unacked = []
+
+    def forward(self, urls: Sequence[str], seen: bool = False) -> list[str]:
+        """Polled URLs of hosts whose owner changed go to the owner. Fetched URLs (`seen`) need no
+        handing over: task_URL keeps a URL from ever being allocated twice."""
+        if seen:
+            return []
+        try:
+            return self.local.forward(urls)
+        except NETWORK_ERRORS:
+            return list(urls)  # owners unknown while Redis is away: hosts move only when a worker dies
+
+    def moved(self) -> bool:
+        return False  # see `forward`: nothing fetched has to be handed over when hosts move
+
+    def report(self, fetched: int, pending: int, idle: bool) -> bool:
+        """Keep this worker's figures for the next heartbeat; True once every live worker is idle
+        and no frame, pool entry or allocated URL is anywhere in Redis."""
+        if self.local.url_pool or self.local.unsent:  # links added outside a crawl flush (the seeds): send them now
+            self.flush()
+        if self.unacked:
+            self.ack([])
+        idle = idle and not self.local.unsent and not self.unacked
+        self.figures = {"pages": fetched, "pending": pending, "idle": int(idle)}
+        with contextlib.suppress(*NETWORK_ERRORS):  # Redis away: not over, ask again later
+            if idle:
+                self._beat()  # the idle flag, now: the others' end of crawl depends on it
+                return self._all_done()
+        return False
+
+    def _all_done(self) -> bool:
+        client, layout = self.membership.redis, self.layout
+        networks = [n.decode() for n in client.smembers(layout.networks)]
+        workers = [w.decode() for w in client.hkeys(layout.host_network)]
+
+        def queues(pipe) -> None:
+            for network in networks:
+                pipe.xlen(layout.inbox(network))
+                pipe.hlen(layout.local_reduce_pool(network))
+                pipe.hlen(layout.dist_reduce_pool(network))
+            for worker in workers:
+                pipe.xlen(layout.task_pool(worker))
+
+        return self.membership.all_idle(queues)
+
+    def close(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join()
+        try:
+            self.flush()
+            self.central.resign()
+            self.membership.beat({**self.figures, "idle": 1, **self.local.stats})
+            self.membership.leave()
+        except NETWORK_ERRORS:
+            pass
+
+
+def open_exchange(membership: Membership, cache: UrlCache | None, settle: float | None = None,
+                  network: str = "net0") -> CentralExchange:
+    return CentralExchange(membership, network, cache, settle=2 * membership.heartbeat if settle is None else settle)

@@ -1,0 +1,180 @@
+"""Who is in the cluster: workers registered in Redis with leases, and which worker owns a host.
+
+Every worker holds a lease, a score in the sorted set ``pycrawler:NAME:members`` (its expiry,
+in Redis's own clock, so the workers' clocks need not agree), renewed by a heartbeat every
+``heartbeat`` seconds; a worker that stops renewing (killed, cut off) drops out when its lease
+runs out, ``lease`` seconds after its last heartbeat. Hosts are assigned to the live members by
+rendezvous hashing (highest random weight): each (worker, host) pair gets a 64-bit weight and
+the heaviest worker owns the host, so a member joining or leaving moves only the hosts it wins
+or held, about 1/n of them, and every worker computes the same owner without asking anyone.
+
+The cluster record ``pycrawler:NAME:cluster`` binds the name to a fingerprint of the seed set:
+a worker started with other seeds under the same name is refused, since it would mix two crawls.
+Each worker's figures (pages, pending, traffic) sit in ``pycrawler:NAME:worker:ID`` for
+``pycrawler cluster status``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterable
+from urllib.parse import urlsplit
+
+import redis
+
+from ..errors import BadInput, PycrawlerError
+
+
+class ClusterUnavailable(PycrawlerError):
+    """Redis cannot be reached, or refuses this worker's credentials."""
+
+    exit_code = 69  # sysexits' EX_UNAVAILABLE
+
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def connect(url: str) -> redis.Redis:
+    """A Redis client for ``url`` (``redis://[:PASSWORD@]HOST:PORT/DB``), checked with a PING so
+    an unreachable server or a wrong password is one clear line, not a trace."""
+    try:
+        client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5, health_check_interval=0)
+        client.ping()
+    except ValueError as exc:
+        raise BadInput(f"--redis must be a redis:// URL such as redis://127.0.0.1:6379/0, not {url!r} ({exc})") from None
+    except redis.AuthenticationError:
+        raise ClusterUnavailable(f"Redis at {_where(url)} refused the password (check the URL's password)") from None
+    except redis.ResponseError as exc:
+        if "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
+            raise ClusterUnavailable(f"Redis at {_where(url)} refused the password (check the URL's password)") from None
+        raise ClusterUnavailable(f"Redis at {_where(url)} answered: {exc}") from None
+    except redis.ConnectionError as exc:
+        raise ClusterUnavailable(f"cannot reach Redis at {_where(url)}: {exc}") from None
+    return client
+
+
+def _where(url: str) -> str:
+    """The URL without its password, for messages."""
+    host, _, rest = url.rpartition("@")
+    return url if not host else url.split("//", 1)[0] + "//" + rest
+
+
+def host_of(url: str) -> str:
+    """The unit of ownership and politeness: ``host:port`` of an http(s) URL ('' for others)."""
+    try:
+        parts = urlsplit(url)
+        return f"{parts.hostname}:{parts.port or DEFAULT_PORTS.get(parts.scheme, 0)}" if parts.hostname else ""
+    except ValueError:  # a port that is not a number, a bad IPv6 literal
+        return ""
+
+
+def seeds_fingerprint(seeds: Iterable[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(set(seeds))).encode()).hexdigest()[:32]
+
+
+def weight(worker: str, host: str) -> int:
+    return int.from_bytes(hashlib.blake2b(f"{worker}\x00{host}".encode(), digest_size=8).digest(), "big")
+
+
+class Membership:
+    """This worker's place in cluster ``name``: :meth:`join`, :meth:`beat`, :meth:`owner`."""
+
+    def __init__(self, client: redis.Redis, name: str, worker: str, *, lease: float = 10.0,
+                 heartbeat: float = 2.0):
+        if not name or any(c in name for c in " :\n"):
+            raise BadInput(f"--cluster is a name without spaces or colons, not {name!r}")
+        if heartbeat >= lease:
+            raise BadInput("the heartbeat must be shorter than the lease")
+        self.redis, self.name, self.worker = client, name, worker
+        self.lease, self.heartbeat = lease, heartbeat
+        self._view: tuple[list[str], dict[str, str]] = ([], {})  # live members, and owners found so far
+
+    def key(self, *parts: str) -> str:
+        return ":".join(("pycrawler", self.name, *parts))
+
+    def bind_seeds(self, seeds: Iterable[str]) -> None:
+        """Bind the cluster name to this seed set, or refuse a different one."""
+        fingerprint = seeds_fingerprint(seeds)
+        self.redis.hsetnx(self.key("cluster"), "seeds", fingerprint)
+        bound = self.redis.hget(self.key("cluster"), "seeds").decode()
+        if bound != fingerprint:
+            raise BadInput(f"cluster {self.name!r} crawls another seed set; use the same seeds or another --cluster")
+
+    def now(self) -> float:
+        seconds, micros = self.redis.time()
+        return seconds + micros / 1e6
+
+    def join(self) -> None:
+        self.beat()
+
+    def beat(self, figures: dict | None = None) -> bool:
+        """Renew the lease with this worker's figures and refresh the live members; True when
+        the membership changed."""
+        now = self.now()
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.zadd(self.key("members"), {self.worker: now + self.lease})
+        pipe.zremrangebyscore(self.key("members"), "-inf", now)
+        if figures:
+            pipe.hset(self.key("worker", self.worker), mapping=figures)
+        pipe.zrange(self.key("members"), 0, -1)
+        members = sorted(m.decode() for m in pipe.execute()[-1])
+        changed = members != self.members
+        if changed:
+            self.members = members
+        return changed
+
+    def settle(self, seconds: float) -> None:
+        """Join, then wait until the membership has not changed for ``seconds``, so that workers
+        started together agree on who is alive before the first host is assigned."""
+        self.join()
+        stable_since = time.monotonic()
+        while time.monotonic() - stable_since < seconds:
+            time.sleep(self.heartbeat)
+            if self.beat():
+                stable_since = time.monotonic()
+
+    def all_idle(self, queues: Callable[[redis.client.Pipeline], None]) -> bool:
+        """True when every live member's last figures say idle and every queue length `queues`
+        asks for (in the same transaction) is 0: nothing left to crawl, nothing in transit."""
+        members = self.members
+        pipe = self.redis.pipeline(transaction=True)
+        for member in members:
+            pipe.hget(self.key("worker", member), "idle")
+        queues(pipe)
+        answers = pipe.execute()
+        return all(flag == b"1" for flag in answers[: len(members)]) and not any(answers[len(members) :])
+
+    @property
+    def members(self) -> list[str]:
+        return self._view[0]
+
+    @members.setter
+    def members(self, members: list[str]) -> None:
+        self._view = (members, {})  # one assignment: a heartbeat thread may replace it any time
+
+    def leave(self) -> None:
+        self.redis.zrem(self.key("members"), self.worker)
+        self.members = [m for m in self.members if m != self.worker]
+
+    def owner(self, host: str) -> str:
+        """The live member that owns ``host`` (this worker when it is alone)."""
+        members, owners = self._view
+        found = owners.get(host)
+        if found is None:
+            found = max(members or [self.worker], key=lambda m: weight(m, host))
+            owners[host] = found
+        return found
+
+    def status(self) -> list[dict]:
+        """Every registered worker's figures, live or not, with its lease left in seconds."""
+        now = self.now()
+        leases = {m.decode(): s for m, s in self.redis.zrange(self.key("members"), 0, -1, withscores=True)}
+        rows = []
+        for key in sorted(self.redis.scan_iter(match=self.key("worker", "*"))):
+            worker = key.decode().rsplit(":", 1)[1]
+            figures = {k.decode(): v.decode() for k, v in self.redis.hgetall(key).items()}
+            expiry = leases.get(worker)
+            rows.append({"worker": worker, "live": expiry is not None,
+                         "lease": round(expiry - now, 1) if expiry is not None else None} | figures)
+        return rows

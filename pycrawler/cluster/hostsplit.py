@@ -81,6 +81,7 @@ class HostSplitExchange:
         self.figures: dict = {}
         self._unreachable = False
         self._closed = threading.Event()
+        self._heartbeat_thread: threading.Thread | None = None
         self.hosts: set[str] = set()      # hosts seen in links, published for `cluster status`
         self.new_hosts: list[str] = []
         self.unacked: list[Delivery] = []
@@ -104,7 +105,8 @@ class HostSplitExchange:
             if self.membership.beat():
                 stable_since = time.monotonic()
         self._moved = False  # nothing fetched yet: nothing to hand over
-        threading.Thread(target=self._heartbeats, name="cluster-heartbeat", daemon=True).start()
+        self._heartbeat_thread = threading.Thread(target=self._heartbeats, name="cluster-heartbeat", daemon=True)
+        self._heartbeat_thread.start()
 
     def _heartbeats(self) -> None:
         """Renew the lease every heartbeat from a thread of its own, so a worker busy elsewhere
@@ -292,6 +294,9 @@ class HostSplitExchange:
 
     def close(self) -> None:
         self._closed.set()
+        if self._heartbeat_thread is not None:
+            # A beat still under way after leave() would put this worker back in the members.
+            self._heartbeat_thread.join(timeout=2 * self.membership.lease)
         self.flush()
         try:
             self.membership.beat(self.figures | self.traffic | {"idle": 1})

@@ -175,6 +175,7 @@ class Membership:
             worker = key.decode().rsplit(":", 1)[1]
             figures = {k.decode(): v.decode() for k, v in self.redis.hgetall(key).items()}
             expiry = leases.get(worker)
-            rows.append({"worker": worker, "live": expiry is not None,
-                         "lease": round(expiry - now, 1) if expiry is not None else None} | figures)
+            live = expiry is not None and expiry > now  # a lapsed lease stays listed until a beat prunes it
+            rows.append({"worker": worker, "live": live,
+                         "lease": round(expiry - now, 1) if live else None} | figures)
         return rows

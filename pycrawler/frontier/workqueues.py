@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import bisect
 import collections
+import contextlib
 import dataclasses
 import heapq
 import os
@@ -259,6 +260,8 @@ class Scheduled:
     enqueued: int = 0      # new URLs put in queues (for an asynchronous Visited table: so far)
     duplicates: int = 0    # already seen (dropped)
     rejected: int = 0      # not absolute URLs
+    unique: np.ndarray | None = None   # per URL given, True where the Visited table called it new
+                                       # (synchronous tables only: an asynchronous one answers later)
 
 
 class WorkQueueFrontier(TodoFrontier):
@@ -486,7 +489,8 @@ class WorkQueueFrontier(TodoFrontier):
 
     # -- schedule -----------------------------------------------------------------------------------
     def schedule(self, urls: Iterable[str | CrawlUrl], *, layer: int = 0, directive: int = NORMAL,
-                 precedence: int = DEFAULT_PRECEDENCE, force: bool = False, seen_keys=None) -> Scheduled:
+                 precedence: int = DEFAULT_PRECEDENCE, force: bool = False, seen_keys=None,
+                 with_completions: bool = False) -> Scheduled:
         """Canonicalise ``urls`` (strings, or CrawlUrl records whose ``ori_url`` is the URL),
         pass them through the Visited table and enqueue the new ones, in one transaction.
 
@@ -494,7 +498,11 @@ class WorkQueueFrontier(TodoFrontier):
         become records with ``layer``. The enqueued record's ``ori_url`` is the canonical URL
         when the canonicaliser's form is fetchable, else the URL as given. ``seen_keys``: the
         Visited keys of ``urls``, one per URL, when the caller keys them by something else than
-        the canonical URL (a Scrapy request's fingerprint); None: the seen-key scheme's keys."""
+        the canonical URL (a Scrapy request's fingerprint); None: the seen-key scheme's keys.
+        ``with_completions``: commit the completions :meth:`completed` recorded so far in the
+        same transaction (a synchronous Visited table; with an asynchronous one the URLs are
+        enqueued at :meth:`flush`, which commits the completions after them): one commit where
+        a caller finishing a page and scheduling its links would otherwise make two."""
         self._require_writable()
         if not 0 <= directive <= MAX_PRECEDENCE or not 0 <= precedence:
             raise BadInput(f"directive must be in 0..{MAX_PRECEDENCE} and precedence >= 0")
@@ -507,6 +515,8 @@ class WorkQueueFrontier(TodoFrontier):
         valid = [i for i, c in enumerate(canonical) if c is not None]
         result = Scheduled(rejected=len(items) - len(valid))
         if not valid:
+            if with_completions:
+                self.completed_many(())
             return result
         if seen_keys is None:
             seen_keys = self.seen_key.keys([canonical[i] for i in valid])
@@ -532,7 +542,11 @@ class WorkQueueFrontier(TodoFrontier):
                     chosen_urls = [fetch_urls[i] for i in chosen]
                     values = encode_entries([records[i] for i in chosen], chosen_urls, layer)
                     result.enqueued = self._enqueue(chosen_urls, values, directive, precedence, txn)
+                    if with_completions:
+                        self._commit(txn=txn)
                 result.duplicates = len(valid) - int(unique.sum()) if not force else 0
+                result.unique = np.zeros(len(items), dtype=bool)
+                result.unique[valid] = unique
             else:
                 values = encode_entries(records, fetch_urls, layer)
                 if force:
@@ -871,9 +885,10 @@ class WorkQueueFrontier(TodoFrontier):
         queue.state = SNOOZED  # not READY: _settle decides from the counters and the wake time
         self._settle(queue, now)
 
-    def _commit(self, records: bool = False) -> None:
-        """Write the finished URLs' deletions and retry counts in one transaction, with the
-        touched queues' records when ``records`` or ``record_interval`` has passed.
+    def _commit(self, records: bool = False, txn=None) -> None:
+        """Write the finished URLs' deletions and retry counts in one transaction (``txn``, or
+        one of its own), with the touched queues' records when ``records`` or
+        ``record_interval`` has passed.
 
         Why the records wait: one record per finished URL would double the writes of the hot
         path; what a crash can lose is a few seconds of the fetch counters (a budget may allow
@@ -885,7 +900,7 @@ class WorkQueueFrontier(TodoFrontier):
         retry_put = [(k, bytes((a,))) for k, a in self._retry_writes.items() if a is not None]
         retry_drop = [k for k, a in self._retry_writes.items() if a is None]
         dirty = sorted(self._dirty, key=lambda q: q.prefix) if records else []
-        with self.env.begin() as txn:
+        with contextlib.nullcontext(txn) if txn is not None else self.env.begin() as txn:
             if self._finished_keys:
                 self.pending.delete_many(pack(self._finished_keys), txn=txn)
             if retry_put:

@@ -20,6 +20,9 @@ setting                         default     meaning
 ``PYCRAWLER_DELAY``             ``polite``  the work-queue policies' rest after each fetch, as
                                             ``pycrawler crawl --delay``: ``polite``, seconds
                                             or a factor of the fetch time (``5x``)
+``PYCRAWLER_URL_CACHE``         (none)      a URL cache in front of the seen table, as
+                                            ``pycrawler crawl --url-cache``: ``POLICY:SIZE``
+                                            or ``SIZE`` (CLOCK), e.g. ``clock:50000``
 ``PYCRAWLER_BATCH``             1000        requests buffered before they are written to JE
 ``PYCRAWLER_JE_CACHE_MB``       64          JE's cache; the JVM's heap is ``PYCRAWLER_HEAP``
                                             (128m unless set, :func:`small_jvm`): raise both
@@ -62,6 +65,7 @@ class PycrawlerSettings:
     batch: int = 1000
     je_cache_mb: int = 64
     lifo: bool = True
+    url_cache_spec: str | None = None
 
     @classmethod
     def from_settings(cls, settings, component: str) -> "PycrawlerSettings":
@@ -79,7 +83,8 @@ class PycrawlerSettings:
                 raise BadInput(f"PYCRAWLER_{name.upper()} must be a positive integer, not {value}")
         return cls(Path(state), seen=settings.get("PYCRAWLER_SEEN", defaults.seen),
                    queue_policy=settings.get("PYCRAWLER_QUEUE_POLICY", defaults.queue_policy),
-                   delay=str(settings.get("PYCRAWLER_DELAY", defaults.delay)), lifo=lifo_of(settings), **numbers)
+                   delay=str(settings.get("PYCRAWLER_DELAY", defaults.delay)), lifo=lifo_of(settings),
+                   url_cache_spec=settings.get("PYCRAWLER_URL_CACHE") or None, **numbers)
 
     def bind(self) -> None:
         """Record the kept settings in a new state folder; refuse ones that differ from the
@@ -101,6 +106,14 @@ class PycrawlerSettings:
         else:
             self.state.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(mine, indent=1) + "\n")
+
+    def url_cache(self):
+        """A new URL cache as ``PYCRAWLER_URL_CACHE`` names it (:mod:`pycrawler.seen.cache`), or None."""
+        if self.url_cache_spec is None:
+            return None
+        from ..seen.cache import cache_from_spec
+
+        return cache_from_spec(str(self.url_cache_spec), option="PYCRAWLER_URL_CACHE")
 
     def frontier_options(self) -> dict:
         """The work-queue frontier's assignment and politeness for the queue policy."""

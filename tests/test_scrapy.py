@@ -182,8 +182,9 @@ def test_settings_mistakes_are_one_error_line_each_and_close_the_spider(site, tm
                                                     "PYCRAWLER_STATE": str(tmp_path / "seen"),
                                                     "PYCRAWLER_SEEN": "drum"}),
                               cwd=ROOT, capture_output=True, text=True, timeout=60)
-        cache = subprocess.run(scrapy_command(base, scheduler_settings(tmp_path / "cache", PYCRAWLER_URL_CACHE="mru:10")),
-                               cwd=ROOT, capture_output=True, text=True, timeout=60)
+        cache = subprocess.run(
+            scrapy_command(base, scheduler_settings(tmp_path / "cache", PYCRAWLER_URL_CACHE="mru:10")),
+            cwd=ROOT, capture_output=True, text=True, timeout=60)
     for done, message in ((missing, "pycrawler.scrapy.Scheduler needs PYCRAWLER_STATE"),
                           (cache, "PYCRAWLER_URL_CACHE policy must be one of clock, lru, random"),
                           (other, "was crawled with PYCRAWLER_SEEN='exact'; resume it with the same setting"),

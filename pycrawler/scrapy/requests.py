@@ -2,7 +2,8 @@
 
 A request is stored as Scrapy stores it in ``JOBDIR`` disk queues: ``request.to_dict(spider=...)``
 (callbacks and errbacks by the name of the spider method, meta, cb_kwargs, headers, body,
-priority, flags) pickled with protocol 4, and read back with ``request_from_dict`` (:class:`RequestEncoder`, :func:`loads`). The bytes go
+priority, flags) pickled with protocol 4, and read back with ``request_from_dict``
+(:class:`RequestEncoder`, :func:`loads`). The bytes go
 into the :class:`~pycrawler.records.crawl_url.CrawlUrl` record the work-queue frontier keeps
 per URL: ``ori_url`` is the request's URL (the queue policy reads it) and ``description`` the
 pickle as a Latin-1 string (one character per byte; JE's UTF keeps bytes below 0x80 as they are,

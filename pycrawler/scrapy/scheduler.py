@@ -35,7 +35,8 @@ more while its callbacks lag), so that is the most a kill -9 can make the next r
 
 **Order.** A request's priority becomes its place in its queue (higher first; within a
 priority last in, first out as Scrapy's default queues, or first in, first out when
-``SCHEDULER_DISK_QUEUE`` names a FIFO queue: :func:`.settings.lifo_of`). Under the ``scrapy`` queue policy requests are spread over hash queues and Scrapy's
+``SCHEDULER_DISK_QUEUE`` names a FIFO queue: :func:`.settings.lifo_of`). Under the ``scrapy``
+queue policy requests are spread over hash queues and Scrapy's
 download slots keep the per-site concurrency and delays; under a work-queue policy (``host``,
 ``domain``...) the frontier is polite itself: one request per queue at a time, then a rest.
 

@@ -17,25 +17,27 @@ docs served by nginx on loopback, ``--concurrency`` requests in flight, each var
 pages/s is responses over wall time, start-up included.
 
 **Scale** (the generated spider, no network): what holding ``--seen`` fingerprints and
-``--queued`` waiting requests costs each scheduler, in minutes rather than the hours a crawl
-of 10M pages would take. First one child process computes, with Scrapy's default request
+``--queued`` waiting requests costs each scheduler, in minutes rather than the hours a crawl of
+10M pages would take. First one child process computes, with Scrapy's default request
 fingerprinter, the fingerprints of ``--seen`` minus ``--queued`` generated requests
 (``http://site<i mod 1000>.example/page/<i>.html``) into a file. Then, per variant, a child
 process opens the scheduler as Scrapy does (``from_crawler``, ``open``; no engine or
 downloader) and (1) marks those fingerprints seen the way its duplicate filter stores them,
 :data:`ROUND` at a time: Scrapy's ``RFPDupeFilter`` gets them in its set as its
-``request_seen`` adds them (bytes in Scrapy 2.19, hex strings in 2.11), pycrawler's seen table their 64-bit keys
-(what the scheduler's batch writes add); (2) enqueues ``--queued`` further generated requests
-through ``enqueue_request`` (fingerprinted, filtered, queued: in memory for Scrapy, in JE for
-pycrawler, whose buffer is written every ``PYCRAWLER_BATCH`` = :data:`SCALE_BATCH` requests here:
-a bulk load, where a crawl writes it every few pages). At the end ``--seen`` fingerprints are seen and ``--queued`` requests queued; the
-child's peak RSS is the figure. With no downloader in the process, Scrapy's scheduler uses
-``ScrapyPriorityQueue`` (its priority queue that does not ask the downloader for slots)
-rather than its default ``DownloaderAwarePriorityQueue``.
+``request_seen`` adds them (bytes in Scrapy 2.19, hex strings in 2.11), pycrawler's seen table
+their 64-bit keys (what the scheduler's batch writes add); (2) enqueues ``--queued`` further
+generated requests through ``enqueue_request`` (fingerprinted, filtered, queued: in memory for
+Scrapy, in JE for pycrawler, whose buffer is written every ``PYCRAWLER_BATCH`` =
+:data:`SCALE_BATCH` requests here: a bulk load, where a crawl writes it every few pages). At
+the end ``--seen`` fingerprints are seen and ``--queued`` requests queued; the child's peak RSS
+is the figure. With no downloader in the process, Scrapy's scheduler uses
+``ScrapyPriorityQueue`` (its priority queue that does not ask the downloader for slots) rather
+than its default ``DownloaderAwarePriorityQueue``.
 
 The last line is ``key=value`` figures: per variant ``<variant>_pages_per_s``,
 ``<variant>_pages_per_cpu_s`` (pages per second of the crawl's CPU: what a loaded machine
-disturbs least), ``<variant>_peak_rss_mb``, ``<variant>_scale_peak_rss_mb``, ``<variant>_scale_s``; then
+disturbs least), ``<variant>_peak_rss_mb``, ``<variant>_scale_peak_rss_mb``,
+``<variant>_scale_s``; then
 ``exact_vs_memory_pages`` (pycrawler exact's pages/s over Scrapy's in memory) and
 ``exact_vs_memory_scale_rss`` (the ratio of the scale runs' peak RSS).
 """

@@ -29,7 +29,10 @@ public final class WorkQueues {
         public final long[] counts;
         /** The largest 48-bit ordinal of any record; -1 when there is none. */
         public final long maxOrdinal;
-        /** The smallest 48-bit ordinal of any record (a frontier counting down starts below it); -1 when there is none. */
+        /**
+         * The smallest 48-bit ordinal of any record (a frontier counting down starts below it);
+         * -1 when there is none.
+         */
         public final long minOrdinal;
 
         Census(Packed prefixes, long[] counts, long maxOrdinal, long minOrdinal) {

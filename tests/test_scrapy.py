@@ -11,6 +11,7 @@ first use (Scrapy 2.11.2 with the Twisted and w3lib of its time, everything else
 
 from __future__ import annotations
 
+import pickle
 import re
 import signal
 import subprocess
@@ -181,7 +182,11 @@ def test_settings_mistakes_are_one_error_line_each_and_close_the_spider(site, tm
                                                     "PYCRAWLER_STATE": str(tmp_path / "seen"),
                                                     "PYCRAWLER_SEEN": "drum"}),
                               cwd=ROOT, capture_output=True, text=True, timeout=60)
+        cache = subprocess.run(
+            scrapy_command(base, scheduler_settings(tmp_path / "cache", PYCRAWLER_URL_CACHE="mru:10")),
+            cwd=ROOT, capture_output=True, text=True, timeout=60)
     for done, message in ((missing, "pycrawler.scrapy.Scheduler needs PYCRAWLER_STATE"),
+                          (cache, "PYCRAWLER_URL_CACHE policy must be one of clock, lru, random"),
                           (other, "was crawled with PYCRAWLER_SEEN='exact'; resume it with the same setting"),
                           (drum, "DupeFilter answers per request: PYCRAWLER_SEEN must be bloom or exact")):
         errors = [line for line in done.stderr.splitlines() if "] ERROR: " in line]
@@ -231,7 +236,7 @@ def test_a_request_comes_back_from_its_frontier_record_as_scrapy_serialized_it()
     from scrapy.spiders import Spider
 
     from pycrawler.frontier.workqueues import decode_entry, encode_entry
-    from pycrawler.scrapy.requests import dumps, loads, payload_of, to_record
+    from pycrawler.scrapy.requests import RequestEncoder, loads, payload_of, to_record
 
     class ProbeSpider(Spider):
         name = "probe"
@@ -247,23 +252,109 @@ def test_a_request_comes_back_from_its_frontier_record_as_scrapy_serialized_it()
                       headers={"X-Probe": "yes"}, callback=spider.parse_item, errback=spider.failed,
                       meta={"depth": 2, "path": ["x", "y"]}, cb_kwargs={"page": 7}, dont_filter=True,
                       flags=["probe"])
-    record = decode_entry(encode_entry(to_record(request.url, dumps(request, spider)), request.url, 0))
-    back = loads(payload_of(record), spider)
-    assert record.ori_url == request.url
-    assert (back.url, back.method, back.body, back.priority, back.meta, back.cb_kwargs, back.dont_filter,
-            back.flags) == (request.url, "POST", b"\x00\xff body", -3, request.meta, {"page": 7}, True, ["probe"])
-    assert back.callback == spider.parse_item and back.errback == spider.failed
-    assert back.headers.getlist("X-Probe") == [b"yes"]
+    encoder = RequestEncoder(spider)
+    for _ in range(2):   # the second time, the encoder knows the spider's methods already
+        stored = encoder.dumps(request)
+        assert pickle.loads(stored) == request.to_dict(spider=spider)   # Scrapy's own serialization
+        record = decode_entry(encode_entry(to_record(request.url, stored), request.url, 0))
+        back = loads(payload_of(record), spider)
+        assert record.ori_url == request.url
+        assert (back.url, back.method, back.body, back.priority, back.meta, back.cb_kwargs, back.dont_filter,
+                back.flags) == (request.url, "POST", b"\x00\xff body", -3, request.meta, {"page": 7}, True, ["probe"])
+        assert back.callback == spider.parse_item and back.errback == spider.failed
+        assert back.headers.getlist("X-Probe") == [b"yes"]
+    other = Request("http://127.0.0.1:8000/b", callback=spider.parse_item)   # a known callback, no errback
+    assert pickle.loads(encoder.dumps(other)) == other.to_dict(spider=spider)
 
 
 def test_a_request_that_cannot_be_stored_is_named_in_the_error():
     from scrapy import Request
     from scrapy.spiders import Spider
 
-    from pycrawler.scrapy.requests import UnserializableRequest, dumps
+    from pycrawler.scrapy.requests import RequestEncoder, UnserializableRequest
 
     spider = Spider(name="probe")
-    with pytest.raises(UnserializableRequest, match=r"cannot store <GET http://127.0.0.1/x> .*lambda"):
-        dumps(Request("http://127.0.0.1/x", callback=lambda response: None), spider)
+    encoder = RequestEncoder(spider)
+    with pytest.raises(UnserializableRequest, match=r"cannot store <GET http://127.0.0.1/x> .*lambda.*Spider"):
+        encoder.dumps(Request("http://127.0.0.1/x", callback=lambda response: None))
     with pytest.raises(UnserializableRequest, match=r"cannot store <GET http://127.0.0.1/y> "):
-        dumps(Request("http://127.0.0.1/y", meta={"lock": __import__("threading").Lock()}), spider)
+        encoder.dumps(Request("http://127.0.0.1/y", meta={"lock": __import__("threading").Lock()}))
+
+
+def open_scheduler(state: Path, **settings):
+    """pycrawler's scheduler opened as Scrapy opens it, in this process, on a real JE state
+    folder; the engine is a stand-in holding nothing in progress (each request handed out is
+    processed by the next call). Returns (crawler, scheduler)."""
+    import types
+
+    from scrapy import Spider
+    from scrapy.utils.test import get_crawler
+
+    from pycrawler.scrapy import Scheduler
+
+    class Probe(Spider):
+        name = "probe"
+
+    crawler = get_crawler(Probe, scheduler_settings(state, PYCRAWLER_QUEUE_POLICY="host", PYCRAWLER_DELAY="0",
+                                                    **settings))
+    crawler.spider = spider = Probe()
+    crawler.engine = types.SimpleNamespace(
+        _slot=types.SimpleNamespace(inprogress=set(), nextcall=types.SimpleNamespace(schedule=lambda delay=0: None)))
+    scheduler = Scheduler.from_crawler(crawler)
+    scheduler.open(spider)
+    assert scheduler.frontier is not None, "the scheduler refused to start"
+    return crawler, scheduler
+
+
+def drain(scheduler) -> list[str]:
+    urls = []
+    while (request := scheduler.next_request()) is not None:
+        urls.append(request.url.rpartition("/")[2])
+    return urls
+
+
+@pytest.mark.parametrize("disk_queue, order", [
+    (None, ["x", "c", "b", "a"]),                                  # Scrapy's default: LIFO within a priority
+    ("scrapy.squeues.PickleFifoDiskQueue", ["x", "a", "b", "c"]),  # Scrapy's breadth-first recipe
+])
+def test_order_within_a_priority_follows_scrapys_disk_queue_setting(tmp_path, disk_queue, order):
+    from scrapy import Request
+
+    _, scheduler = open_scheduler(tmp_path / "state", **({"SCHEDULER_DISK_QUEUE": disk_queue} if disk_queue else {}))
+    try:
+        for name in "abc":
+            scheduler.enqueue_request(Request(f"http://127.0.0.1/{name}"))
+        scheduler.enqueue_request(Request("http://127.0.0.1/x", priority=1))
+        assert drain(scheduler) == order
+    finally:
+        scheduler.close("finished")
+
+
+@pytest.mark.parametrize("url_cache", [None, "clock:1000"])
+def test_a_filtered_duplicate_is_refused_or_reported_dropped(tmp_path, url_cache):
+    from scrapy import Request, signals
+
+    crawler, scheduler = open_scheduler(tmp_path / "state", **({"PYCRAWLER_URL_CACHE": url_cache} if url_cache else {}))
+    dropped = []
+
+    def on_dropped(request, spider):
+        dropped.append(request.url.rpartition("/")[2])
+
+    crawler.signals.connect(on_dropped, signal=signals.request_dropped)
+    try:
+        assert scheduler.enqueue_request(Request("http://127.0.0.1/a")) is True
+        assert scheduler.enqueue_request(Request("http://127.0.0.1/a")) is False   # in the buffer: refused at once
+        assert scheduler.enqueue_request(Request("http://127.0.0.1/a", dont_filter=True)) is True
+        assert scheduler.enqueue_request(Request("http://127.0.0.1/b")) is True
+        assert drain(scheduler) == ["a", "b", "a"]
+        # Seen in the JE table only: accepted now, found when the buffer is written, reported
+        # dropped then; a URL cache knows it at once, as Scrapy's in-memory filter would.
+        assert scheduler.enqueue_request(Request("http://127.0.0.1/b")) is (url_cache is None)
+        assert drain(scheduler) == []
+        assert dropped == (["b"] if url_cache is None else [])
+        stats = crawler.stats.get_stats()
+        assert stats["dupefilter/filtered"] == 2 and stats["scheduler/enqueued"] == 3
+        if url_cache:
+            assert stats["pycrawler/url_cache/hits"] == 1
+    finally:
+        scheduler.close("finished")

@@ -112,6 +112,9 @@ def test_batch_keys_are_the_single_keys_packed(compiled, monkeypatch):
     data, offsets = pending_keys(prefixes, [1, 0, 1], HIGH, 300, (1 << 40) + 5)
     assert [data[a:b] for a, b in zip(offsets[:-1], offsets[1:])] == [
         pending_key(prefixes[slot], HIGH, 300, (1 << 40) + 5 + i) for i, slot in enumerate([1, 0, 1])]
+    data, offsets = pending_keys(prefixes, [1, 0, 1], HIGH, 300, (1 << 40) + 5, step=-1)   # a lifo count down
+    assert [data[a:b] for a, b in zip(offsets[:-1], offsets[1:])] == [
+        pending_key(prefixes[slot], HIGH, 300, (1 << 40) + 5 - i) for i, slot in enumerate([1, 0, 1])]
 
 
 def test_fifo_within_a_queue_and_higher_directives_jump_the_line(env):
@@ -132,6 +135,46 @@ def test_a_url_scheduled_ahead_of_the_read_ahead_is_still_handed_out_first(env):
     frontier.schedule(["http://a.example/now"], directive=HIGHEST)
     frontier.completed(first, Outcome.success())
     assert frontier.next().ori_url == "http://a.example/now"
+
+
+def test_lifo_within_a_level_newest_first_while_the_read_ahead_stays_bounded(env):
+    frontier = frontier_in(env, lifo=True, prefetch=2)
+    frontier.schedule([f"http://a.example/{i}" for i in range(3)])
+    frontier.schedule(["http://a.example/low"], directive=NORMAL + 1)
+    first = frontier.next()
+    assert first.ori_url == "http://a.example/2"
+    frontier.schedule([f"http://a.example/new{i}" for i in range(10)])   # while 2 is out: all jump ahead
+    queue = frontier.queues["a.example"]
+    assert len(queue.buffer) <= 4   # cut back to the read-ahead; the rest stays in JE, read again
+    frontier.completed(first, Outcome.success())   # finished, its deletion not committed yet
+    order = []
+    while batch := frontier.next_batch(5):
+        order += urls_of(batch)
+        for record in batch:
+            frontier.completed(record, Outcome.success())
+    assert order == [f"http://a.example/new{i}" for i in reversed(range(10))] + [
+        "http://a.example/1", "http://a.example/0", "http://a.example/low"]
+
+
+def test_lifo_is_kept_by_the_store_and_survives_a_crash(tmp_path, clock):
+    frontier = WorkQueueFrontier.open(tmp_path, create=True, politeness=NO_WAIT, clock=clock, lifo=True)
+    frontier.schedule([f"http://a.example/{i}" for i in range(4)])
+    frontier.completed_many((r, Outcome.success()) for r in frontier.next_batch(1))   # 3, the newest
+    frontier.env.close()  # as after a crash
+    with pytest.raises(BadInput, match="last-in-first-out frontier"):
+        WorkQueueFrontier.open(tmp_path, politeness=NO_WAIT, clock=clock, lifo=False)
+    with WorkQueueFrontier.open(tmp_path, politeness=NO_WAIT, clock=clock) as frontier:
+        assert frontier.lifo
+        frontier.schedule(["http://a.example/after"])   # the count down goes on below the stored keys
+        order = []
+        while batch := frontier.next_batch(1):
+            order += urls_of(batch)
+            frontier.completed_many((r, Outcome.success()) for r in batch)
+    assert order == ["http://a.example/after", "http://a.example/2", "http://a.example/1", "http://a.example/0"]
+    with WorkQueueFrontier.open(tmp_path / "fifo", create=True) as frontier:
+        assert not frontier.lifo
+    with pytest.raises(BadInput, match="first-in-first-out frontier"):
+        WorkQueueFrontier.open(tmp_path / "fifo", lifo=True)
 
 
 def test_one_url_per_queue_in_process_and_none_when_nothing_is_ready(env, clock):

@@ -27,8 +27,8 @@ def framed_kernel(buf, offsets, head, tail, out, out_offsets):
 
 
 @numba.njit(cache=True)
-def keys_kernel(prefixes, prefix_offsets, slots, order, first, out, out_offsets):
-    """Key i = prefix ``slots[i]`` + order (2 bytes) + ordinal ``first + i`` (6 bytes big-endian)."""
+def keys_kernel(prefixes, prefix_offsets, slots, order, first, step, out, out_offsets):
+    """Key i = prefix ``slots[i]`` + order (2 bytes) + ordinal ``first + step * i`` (6 bytes big-endian)."""
     at = 0
     for i in range(slots.shape[0]):
         out_offsets[i] = at
@@ -38,7 +38,7 @@ def keys_kernel(prefixes, prefix_offsets, slots, order, first, out, out_offsets)
             at += 1
         out[at] = order[0]
         out[at + 1] = order[1]
-        ordinal = first + i
+        ordinal = first + step * i
         for j in range(6):
             out[at + 7 - j] = (ordinal >> (8 * j)) & 0xFF
         at += 8

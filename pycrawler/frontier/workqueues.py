@@ -27,7 +27,11 @@ database           contents
 
 Order within a queue is key order: a lower directive byte first (Heritrix's
 ``SchedulingConstants``: 0 HIGHEST, 1 HIGH, 2 MEDIUM, 3 NORMAL), then a lower precedence (1
-is Heritrix's most urgent; capped at 127), then the ordinal: first come, first served.
+is Heritrix's most urgent; capped at 127), then the ordinal: first come, first served. A
+frontier created with ``lifo`` counts its ordinals down instead (the key holds
+``ORDINAL_LIMIT - 1 - n`` for the n-th URL): last come, first served within an order, the
+depth-first order of Scrapy's default queues. The choice is kept in ``frontier_meta``
+(``order``) for the store's life, since the stored keys are read by it.
 
 **In process, and why nothing is lost.** As in Heritrix, a URL handed out by :meth:`next`
 stays in ``pending`` until :meth:`completed` finishes it; only then is its record deleted
@@ -52,7 +56,8 @@ the JVM per call: the heads of the queues it is about to serve are read in one J
 
 **Restart.** A clean :meth:`close` writes every queue's record and the next ordinal, so
 opening again reads them. After a crash the counters are rebuilt by one Java walk over the
-keys of ``pending`` (``WorkQueues.census``): counts per queue and the largest ordinal.
+keys of ``pending`` (``WorkQueues.census``): counts per queue and the largest ordinal (the
+smallest, for ``lifo``).
 
 Queue states: ``ready`` (may hand out now), ``in_process`` (one URL out), ``snoozed`` (resting
 for politeness or retry backoff), ``inactive`` (has URLs, waiting for a slot under
@@ -64,6 +69,7 @@ from __future__ import annotations
 
 import bisect
 import collections
+import contextlib
 import dataclasses
 import heapq
 import os
@@ -101,6 +107,7 @@ STATE_NAMES = ("ready", "in_process", "snoozed", "inactive", "retired", "empty")
 
 _CLEAN = b"clean"
 _SEEN_KEY = b"seen_key"
+_ORDER = b"order"      # b"lifo" in a frontier created last-in-first-out; absent: first-in-first-out
 # A record that holds a URL and a layer only, as the codec writes it: the version byte, the URL
 # (ASCII without NUL: JE's UTF is then the bytes themselves), 0x00, every later field at its
 # default, and the layer. Built and read directly, the common entry skips the general codec
@@ -168,11 +175,11 @@ URLs a batch, so it never loads numba for this; a bulk schedule of 20,000 URLs d
 
 
 def pending_keys(prefixes: list[bytes], slots: np.ndarray, directive: int, precedence: int,
-                 first: int) -> tuple[bytes, np.ndarray]:
-    """Packed :func:`pending_key` of URL i = queue ``prefixes[slots[i]]``, ordinal ``first + i``."""
+                 first: int, step: int = 1) -> tuple[bytes, np.ndarray]:
+    """Packed :func:`pending_key` of URL i = queue ``prefixes[slots[i]]``, ordinal ``first + step * i``."""
     if len(slots) < COMPILED_BATCH:
-        return pack([pending_key(prefixes[slot], directive, precedence, ordinal)
-                     for ordinal, slot in enumerate(np.asarray(slots).tolist(), first)])
+        return pack([pending_key(prefixes[slot], directive, precedence, first + step * i)
+                     for i, slot in enumerate(np.asarray(slots).tolist())])
     from .pending_kernels import keys_kernel
 
     data, offsets = pack(prefixes)
@@ -180,7 +187,7 @@ def pending_keys(prefixes: list[bytes], slots: np.ndarray, directive: int, prece
     slots = np.asarray(slots, dtype=np.int64)
     out = np.empty(int(np.diff(offsets)[slots].sum()) + 8 * len(slots), dtype=np.uint8)
     out_offsets = np.empty(len(slots) + 1, dtype=np.int32)
-    keys_kernel(np.frombuffer(data, dtype=np.uint8), offsets, slots, order, first, out, out_offsets)
+    keys_kernel(np.frombuffer(data, dtype=np.uint8), offsets, slots, order, first, step, out, out_offsets)
     return out.tobytes(), out_offsets
 
 
@@ -253,6 +260,8 @@ class Scheduled:
     enqueued: int = 0      # new URLs put in queues (for an asynchronous Visited table: so far)
     duplicates: int = 0    # already seen (dropped)
     rejected: int = 0      # not absolute URLs
+    unique: np.ndarray | None = None   # per URL given, True where the Visited table called it new
+                                       # (synchronous tables only: an asynchronous one answers later)
 
 
 class WorkQueueFrontier(TodoFrontier):
@@ -273,7 +282,9 @@ class WorkQueueFrontier(TodoFrontier):
     at once (None: no cap); ``prefetch``: head records read per queue per Java call;
     ``commit_every`` / ``commit_interval``: group commit of single :meth:`completed` calls;
     ``record_interval``: seconds between writes of the touched queues' records (their fetch
-    counters and wake times); ``clock``: the time source (epoch seconds).
+    counters and wake times); ``lifo``: last in, first out within an order (None: as the store
+    was created, first in, first out for a new one; another value than the store's is
+    refused); ``clock``: the time source (epoch seconds).
     """
 
     layout = "workqueues"
@@ -284,7 +295,8 @@ class WorkQueueFrontier(TodoFrontier):
                  canonicalizer: str | Canonicalizer | None = None,
                  politeness: Politeness | None = None, queue_budget: int | None = None,
                  max_active_queues: int | None = None, prefetch: int = 8, commit_every: int = 1000,
-                 commit_interval: float = 0.2, record_interval: float = 5.0, clock=time.time):
+                 commit_interval: float = 0.2, record_interval: float = 5.0, lifo: bool | None = None,
+                 clock=time.time):
         import jpype
 
         self.env = env
@@ -301,6 +313,7 @@ class WorkQueueFrontier(TodoFrontier):
         self.visited = visited
         self.assignment = get_assignment(assignment)
         self.seen_key = self._bind_seen_key(seen_key, fresh=PENDING not in names)
+        self.lifo = self._bind_order(lifo, fresh=PENDING not in names)
         given = canonicalizer if isinstance(canonicalizer, Canonicalizer) else None
         name = self.seen_key.canonicalizer_for(given.name if given else canonicalizer)
         self.canonicalizer = given or get_canonicalizer(name)
@@ -374,6 +387,23 @@ class WorkQueueFrontier(TodoFrontier):
                            f"seen key {scheme.name!r} would call every URL it has seen new")
         return scheme
 
+    def _bind_order(self, lifo: bool | None, fresh: bool) -> bool:
+        """The store's order within a level: recorded when the frontier is created; afterwards
+        another ``lifo`` than the store's is refused (its keys were counted the other way)."""
+        if fresh and self.meta is not None:
+            if lifo:
+                self.meta.put(_ORDER, b"lifo")
+            return bool(lifo)
+        stored = self.meta is not None and self.meta.get(_ORDER) == b"lifo"
+        if lifo is not None and lifo != stored:
+            raise BadInput(f"{self.env.path} holds a {'last' if stored else 'first'}-in-first-out frontier; it "
+                           f"cannot be opened {'last' if lifo else 'first'}-in-first-out")
+        return stored
+
+    def _key_ordinal(self, n: int) -> int:
+        """The ordinal the key of the n-th URL holds: n, or counted down for ``lifo``."""
+        return ORDINAL_LIMIT - 1 - n if self.lifo else n
+
     # -- restart --------------------------------------------------------------------------------
     def _load(self) -> None:
         now = self.clock()
@@ -403,7 +433,8 @@ class WorkQueueFrontier(TodoFrontier):
         with je_errors(f"{self.env.path} database {PENDING!r}"):
             census = self._work_queues.census(self.pending.java)
         prefixes = unpack(census.prefixes.data, census.prefixes.offsets)
-        self._next_ordinal = int(census.maxOrdinal) + 1
+        self._next_ordinal = (ORDINAL_LIMIT - int(census.minOrdinal) if self.lifo and census.minOrdinal >= 0
+                              else int(census.maxOrdinal) + 1)
         return {p[:-1].decode("utf-8", "surrogatepass"): int(c)
                 for p, c in zip(prefixes, np.asarray(census.counts).tolist()) if p.endswith(b"\x00")}
 
@@ -458,7 +489,8 @@ class WorkQueueFrontier(TodoFrontier):
 
     # -- schedule -----------------------------------------------------------------------------------
     def schedule(self, urls: Iterable[str | CrawlUrl], *, layer: int = 0, directive: int = NORMAL,
-                 precedence: int = DEFAULT_PRECEDENCE, force: bool = False, seen_keys=None) -> Scheduled:
+                 precedence: int = DEFAULT_PRECEDENCE, force: bool = False, seen_keys=None,
+                 with_completions: bool = False) -> Scheduled:
         """Canonicalise ``urls`` (strings, or CrawlUrl records whose ``ori_url`` is the URL),
         pass them through the Visited table and enqueue the new ones, in one transaction.
 
@@ -466,7 +498,11 @@ class WorkQueueFrontier(TodoFrontier):
         become records with ``layer``. The enqueued record's ``ori_url`` is the canonical URL
         when the canonicaliser's form is fetchable, else the URL as given. ``seen_keys``: the
         Visited keys of ``urls``, one per URL, when the caller keys them by something else than
-        the canonical URL (a Scrapy request's fingerprint); None: the seen-key scheme's keys."""
+        the canonical URL (a Scrapy request's fingerprint); None: the seen-key scheme's keys.
+        ``with_completions``: commit the completions :meth:`completed` recorded so far in the
+        same transaction (a synchronous Visited table; with an asynchronous one the URLs are
+        enqueued at :meth:`flush`, which commits the completions after them): one commit where
+        a caller finishing a page and scheduling its links would otherwise make two."""
         self._require_writable()
         if not 0 <= directive <= MAX_PRECEDENCE or not 0 <= precedence:
             raise BadInput(f"directive must be in 0..{MAX_PRECEDENCE} and precedence >= 0")
@@ -479,6 +515,8 @@ class WorkQueueFrontier(TodoFrontier):
         valid = [i for i, c in enumerate(canonical) if c is not None]
         result = Scheduled(rejected=len(items) - len(valid))
         if not valid:
+            if with_completions:
+                self.completed_many(())
             return result
         if seen_keys is None:
             seen_keys = self.seen_key.keys([canonical[i] for i in valid])
@@ -504,7 +542,11 @@ class WorkQueueFrontier(TodoFrontier):
                     chosen_urls = [fetch_urls[i] for i in chosen]
                     values = encode_entries([records[i] for i in chosen], chosen_urls, layer)
                     result.enqueued = self._enqueue(chosen_urls, values, directive, precedence, txn)
+                    if with_completions:
+                        self._commit(txn=txn)
                 result.duplicates = len(valid) - int(unique.sum()) if not force else 0
+                result.unique = np.zeros(len(items), dtype=bool)
+                result.unique[valid] = unique
             else:
                 values = encode_entries(records, fetch_urls, layer)
                 if force:
@@ -560,7 +602,8 @@ class WorkQueueFrontier(TodoFrontier):
         if first + len(urls) >= ORDINAL_LIMIT:
             raise BadInput("the frontier's 48-bit ordinals are spent")
         batch_queues, slots, caps = self._queues_of(self.assignment.class_keys(urls))
-        keys = pending_keys([q.prefix for q in batch_queues], slots, directive, precedence, first)
+        keys = pending_keys([q.prefix for q in batch_queues], slots, directive, precedence, self._key_ordinal(first),
+                            -1 if self.lifo else 1)
         if txn is not None:
             self._insert(keys, values, caps, txn)
         else:
@@ -570,10 +613,12 @@ class WorkQueueFrontier(TodoFrontier):
         order = bytes((directive, min(precedence, MAX_PRECEDENCE)))
 
         def early(queue: WorkQueue, slot: int) -> list[int]:
-            # Keys of a more urgent order than what was read ahead join the buffer. (Within
-            # one order a new ordinal is larger than any read, so this is rare.)
+            # Keys that sort before what was read ahead join the buffer: those of a more urgent
+            # order, and for lifo those of the same order too (a new ordinal is smaller than any
+            # read). First in, first out, a new ordinal is larger than any read: this is rare.
             head = queue.read_through[len(queue.prefix):len(queue.prefix) + 2]
-            return np.flatnonzero(slots == slot).tolist() if order < head else []
+            before = order <= head if self.lifo else order < head
+            return np.flatnonzero(slots == slot).tolist() if before else []
 
         self._admit(batch_queues, slots, keys, values, early)
         self.totals["enqueued"] += len(urls)
@@ -604,6 +649,7 @@ class WorkQueueFrontier(TodoFrontier):
             queue.count += count
             if queue.read_through is not None:
                 self._buffer_early(queue, keys, values, early(queue, slot))
+                self._trim(queue)
             if was_empty and queue.state == EMPTY:
                 self._settle(queue, now)
 
@@ -670,6 +716,15 @@ class WorkQueueFrontier(TodoFrontier):
             bisect.insort(queue.buffer, (key_data[key_offsets[i]:key_offsets[i + 1]],
                                          value_data[value_offsets[i]:value_offsets[i + 1]]))
 
+    def _trim(self, queue: WorkQueue) -> None:
+        """Keep a queue's read-ahead within ``2 * prefetch`` records: under ``lifo`` every new
+        URL of the head's order joins it, which would otherwise hold the queue's growth in RAM.
+        The records cut off stay in ``pending``, after the new ``read_through``, to be read
+        again (:meth:`next_batch` commits finished URLs first, so none of those is read back)."""
+        if self.lifo and len(queue.buffer) > 2 * self.prefetch:
+            del queue.buffer[self.prefetch:]
+            queue.read_through = queue.buffer[-1][0]
+
     # -- next -------------------------------------------------------------------------------------
     def next_batch(self, n: int, now: float | None = None) -> list[CrawlUrl]:
         """Up to ``n`` URLs, each from a different ready queue; fewer (or none) when fewer
@@ -693,7 +748,12 @@ class WorkQueueFrontier(TodoFrontier):
                 if group is not None:
                     group.busy = True
                 chosen.append(queue)
-            self._read_heads([q for q in chosen if not q.buffer and q.unread() > 0])
+            reads = [q for q in chosen if not q.buffer and q.unread() > 0]
+            if reads and self.lifo and self._finished_keys:
+                # A trimmed read-ahead can sit before finished URLs whose deletion is not
+                # committed yet: commit it, so the read does not hand them out again.
+                self._commit()
+            self._read_heads(reads)
             out = []
             for queue in chosen:
                 if not queue.buffer:  # the counters promised URLs the store does not hold
@@ -839,9 +899,10 @@ class WorkQueueFrontier(TodoFrontier):
         queue.state = SNOOZED  # not READY: _settle decides from the counters and the wake time
         self._settle(queue, now)
 
-    def _commit(self, records: bool = False) -> None:
-        """Write the finished URLs' deletions and retry counts in one transaction, with the
-        touched queues' records when ``records`` or ``record_interval`` has passed.
+    def _commit(self, records: bool = False, txn=None) -> None:
+        """Write the finished URLs' deletions and retry counts in one transaction (``txn``, or
+        one of its own), with the touched queues' records when ``records`` or
+        ``record_interval`` has passed.
 
         Why the records wait: one record per finished URL would double the writes of the hot
         path; what a crash can lose is a few seconds of the fetch counters (a budget may allow
@@ -853,7 +914,7 @@ class WorkQueueFrontier(TodoFrontier):
         retry_put = [(k, bytes((a,))) for k, a in self._retry_writes.items() if a is not None]
         retry_drop = [k for k, a in self._retry_writes.items() if a is None]
         dirty = sorted(self._dirty, key=lambda q: q.prefix) if records else []
-        with self.env.begin() as txn:
+        with contextlib.nullcontext(txn) if txn is not None else self.env.begin() as txn:
             if self._finished_keys:
                 self.pending.delete_many(pack(self._finished_keys), txn=txn)
             if retry_put:

@@ -20,11 +20,17 @@ setting                         default     meaning
 ``PYCRAWLER_DELAY``             ``polite``  the work-queue policies' rest after each fetch, as
                                             ``pycrawler crawl --delay``: ``polite``, seconds
                                             or a factor of the fetch time (``5x``)
+``PYCRAWLER_URL_CACHE``         (none)      a URL cache in front of the seen table, as
+                                            ``pycrawler crawl --url-cache``: ``POLICY:SIZE``
+                                            or ``SIZE`` (CLOCK), e.g. ``clock:50000``
 ``PYCRAWLER_BATCH``             1000        requests buffered before they are written to JE
 ``PYCRAWLER_JE_CACHE_MB``       64          JE's cache; the JVM's heap is ``PYCRAWLER_HEAP``
                                             (128m unless set, :func:`small_jvm`): raise both
                                             together for a seen set of many millions
 ==============================  ==========  ====================================================
+
+Order within a priority follows Scrapy's ``SCHEDULER_DISK_QUEUE``: last in, first out unless it
+names a FIFO queue (:func:`lifo_of`); a state folder keeps the order it was created with.
 
 Mistakes are reported when the scheduler or duplicate filter opens: one error line, and the
 spider closes with reason ``pycrawler_error`` (:func:`refuse_to_start`). The seen table and the queue policy are kept in the folder (``scrapy.json``): resuming with
@@ -58,6 +64,8 @@ class PycrawlerSettings:
     delay: str = "polite"
     batch: int = 1000
     je_cache_mb: int = 64
+    lifo: bool = True
+    url_cache_spec: str | None = None
 
     @classmethod
     def from_settings(cls, settings, component: str) -> "PycrawlerSettings":
@@ -75,7 +83,8 @@ class PycrawlerSettings:
                 raise BadInput(f"PYCRAWLER_{name.upper()} must be a positive integer, not {value}")
         return cls(Path(state), seen=settings.get("PYCRAWLER_SEEN", defaults.seen),
                    queue_policy=settings.get("PYCRAWLER_QUEUE_POLICY", defaults.queue_policy),
-                   delay=str(settings.get("PYCRAWLER_DELAY", defaults.delay)), **numbers)
+                   delay=str(settings.get("PYCRAWLER_DELAY", defaults.delay)), lifo=lifo_of(settings),
+                   url_cache_spec=settings.get("PYCRAWLER_URL_CACHE") or None, **numbers)
 
     def bind(self) -> None:
         """Record the kept settings in a new state folder; refuse ones that differ from the
@@ -98,15 +107,33 @@ class PycrawlerSettings:
             self.state.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(mine, indent=1) + "\n")
 
+    def url_cache(self):
+        """A new URL cache as ``PYCRAWLER_URL_CACHE`` names it (:mod:`pycrawler.seen.cache`), or None."""
+        if self.url_cache_spec is None:
+            return None
+        from ..seen.cache import cache_from_spec
+
+        return cache_from_spec(str(self.url_cache_spec), option="PYCRAWLER_URL_CACHE")
+
     def frontier_options(self) -> dict:
         """The work-queue frontier's assignment and politeness for the queue policy."""
         from ..frontier.politeness import Politeness
 
         if self.queue_policy == SCRAPY_POLICY:
-            return {"assignment": f"bkdr:{self.queues}", "politeness": Politeness.none()}
+            return {"assignment": f"bkdr:{self.queues}", "politeness": Politeness.none(), "lifo": self.lifo}
         from ..crawl.engine import parse_delay
 
-        return {"assignment": self.queue_policy, "politeness": parse_delay(self.delay)}
+        return {"assignment": self.queue_policy, "politeness": parse_delay(self.delay), "lifo": self.lifo}
+
+
+def lifo_of(settings) -> bool:
+    """Whether requests of one priority leave last in, first out, as Scrapy's own queues do:
+    its disk queue setting (``SCHEDULER_DISK_QUEUE``, since these requests are kept on disk)
+    names a LIFO queue by default (``PickleLifoDiskQueue``); a FIFO one (``PickleFifoDiskQueue``,
+    Scrapy's recipe for a breadth-first crawl) makes it first in, first out."""
+    queue = settings.get("SCHEDULER_DISK_QUEUE") or ""
+    name = queue if isinstance(queue, str) else getattr(queue, "__qualname__", "")
+    return "fifo" not in name.rpartition(".")[2].lower()
 
 
 def small_jvm() -> None:

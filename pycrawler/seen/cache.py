@@ -161,11 +161,12 @@ def parse_size(text: str) -> int:
         raise BadInput(f"a cache size is a count such as 50000, 64k, 2M or 2^16, not {text!r}") from None
 
 
-def cache_from_spec(spec: str) -> UrlCache:
-    """The cache ``--url-cache`` names: ``POLICY:SIZE`` or ``SIZE`` (CLOCK), e.g. ``lru:2^16``."""
+def cache_from_spec(spec: str, option: str = "--url-cache") -> UrlCache:
+    """The cache ``--url-cache`` names: ``POLICY:SIZE`` or ``SIZE`` (CLOCK), e.g. ``lru:2^16``;
+    ``option`` names the setting in the error for an unknown policy."""
     policy, _, size = spec.rpartition(":")
     policy = policy.strip().lower() or DEFAULT_POLICY
     if policy not in ONLINE_POLICIES:
-        raise BadInput(f"--url-cache policy must be one of {', '.join(ONLINE_POLICIES)} (as POLICY:SIZE), "
+        raise BadInput(f"{option} policy must be one of {', '.join(ONLINE_POLICIES)} (as POLICY:SIZE), "
                        f"not {policy!r}")
     return ONLINE_POLICIES[policy](parse_size(size))

@@ -16,18 +16,28 @@ tree: :func:`crawl_vs_scrapy.measure`):
 docs served by nginx on loopback, ``--concurrency`` requests in flight, each variant in turn;
 pages/s is responses over wall time, start-up included.
 
-**Scale** (the generated spider): a child process plays Scrapy's engine against the scheduler,
-with no network: it enqueues ``--seen`` distinct requests (a generated URL each, the default
-callback) in rounds of :data:`ROUND`, and after each round takes requests out (and, for
-pycrawler, lets them be finished, ``--concurrency`` at a time, as the engine does) until
-``--queued`` are left waiting. So at the end ``--seen`` fingerprints are seen and ``--queued``
-requests queued; its peak RSS is the figure. Every variant enqueues the same requests. With no
-downloader in the process, Scrapy's scheduler uses ``ScrapyPriorityQueue`` (its priority queue
-that does not ask the downloader for slots) rather than its default ``DownloaderAwarePriorityQueue``.
+**Scale** (the generated spider, no network): what holding ``--seen`` fingerprints and
+``--queued`` waiting requests costs each scheduler, in minutes rather than the hours a crawl of
+10M pages would take. First one child process computes, with Scrapy's default request
+fingerprinter, the fingerprints of ``--seen`` minus ``--queued`` generated requests
+(``http://site<i mod 1000>.example/page/<i>.html``) into a file. Then, per variant, a child
+process opens the scheduler as Scrapy does (``from_crawler``, ``open``; no engine or
+downloader) and (1) marks those fingerprints seen the way its duplicate filter stores them,
+:data:`ROUND` at a time: Scrapy's ``RFPDupeFilter`` gets them in its set as its
+``request_seen`` adds them (bytes in Scrapy 2.19, hex strings in 2.11), pycrawler's seen table
+their 64-bit keys (what the scheduler's batch writes add); (2) enqueues ``--queued`` further
+generated requests through ``enqueue_request`` (fingerprinted, filtered, queued: in memory for
+Scrapy, in JE for pycrawler, whose buffer is written every ``PYCRAWLER_BATCH`` =
+:data:`SCALE_BATCH` requests here: a bulk load, where a crawl writes it every few pages). At
+the end ``--seen`` fingerprints are seen and ``--queued`` requests queued; the child's peak RSS
+is the figure. With no downloader in the process, Scrapy's scheduler uses
+``ScrapyPriorityQueue`` (its priority queue that does not ask the downloader for slots) rather
+than its default ``DownloaderAwarePriorityQueue``.
 
 The last line is ``key=value`` figures: per variant ``<variant>_pages_per_s``,
 ``<variant>_pages_per_cpu_s`` (pages per second of the crawl's CPU: what a loaded machine
-disturbs least), ``<variant>_peak_rss_mb``, ``<variant>_scale_peak_rss_mb``, ``<variant>_scale_s``; then
+disturbs least), ``<variant>_peak_rss_mb``, ``<variant>_scale_peak_rss_mb``,
+``<variant>_scale_s``; then
 ``exact_vs_memory_pages`` (pycrawler exact's pages/s over Scrapy's in memory) and
 ``exact_vs_memory_scale_rss`` (the ratio of the scale runs' peak RSS).
 """
@@ -36,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -45,7 +56,10 @@ from pathlib import Path
 from crawl_vs_scrapy import Run, add_site_arguments, figure, measure, run_scrapy
 
 VARIANTS = ("memory", "jobdir", "exact", "bloom", "drum")
-ROUND = 10_000
+SCRAPY_VARIANTS = ("memory", "jobdir")
+ROUND = 100_000
+SCALE_BATCH = 10_000   # the scale runs' PYCRAWLER_BATCH: below the batch size that loads numba
+FINGERPRINT_BYTES = 20   # SHA1, what Scrapy's default fingerprinter returns
 
 
 def variant_settings(variant: str, work: Path) -> dict:
@@ -58,47 +72,96 @@ def variant_settings(variant: str, work: Path) -> dict:
             "PYCRAWLER_SEEN": variant}
 
 
-# -- scale: a child process driving one scheduler ------------------------------------------------
+# -- scale: child processes driving one scheduler each -------------------------------------------
 
-def drive(variant: str, work: Path, seen: int, queued: int, concurrency: int) -> None:
-    """Enqueue ``seen`` distinct requests, leaving ``queued`` waiting (see the module docstring)."""
+def generated_url(i: int) -> str:
+    """Request ``i`` of the generated spider: 1,000 sites, a page each."""
+    return f"http://site{i % 1000}.example/page/{i}.html"
+
+
+def fingerprint_file(path: Path, first: int, last: int) -> None:
+    """Write the request fingerprints (Scrapy's default fingerprinter, 20 bytes each) of the
+    generated requests ``first`` .. ``last - 1`` to ``path``."""
+    from scrapy import Request, Spider
+    from scrapy.utils.test import get_crawler
+
+    fingerprinter = get_crawler(Spider, {}).request_fingerprinter
+    with open(path, "wb") as out:
+        for start in range(first, last, ROUND):
+            out.write(b"".join(fingerprinter.fingerprint(Request(generated_url(i)))
+                               for i in range(start, min(start + ROUND, last))))
+
+
+def fingerprint_batches(path: Path):
+    """The fingerprints :func:`fingerprint_file` wrote, :data:`ROUND` at a time."""
+    with open(path, "rb") as source:
+        while chunk := source.read(ROUND * FINGERPRINT_BYTES):
+            yield [chunk[i:i + FINGERPRINT_BYTES] for i in range(0, len(chunk), FINGERPRINT_BYTES)]
+
+
+def add_to_rfp_set(dupefilter, fingerprints: list[bytes]) -> None:
+    """Add ``fingerprints`` to an ``RFPDupefilter``'s set as its ``request_seen`` does: the
+    fingerprint bytes in ``_fingerprints`` (Scrapy 2.19), else their hex strings in
+    ``fingerprints`` (Scrapy 2.11)."""
+    if isinstance(getattr(dupefilter, "_fingerprints", None), set):
+        dupefilter._fingerprints.update(fingerprints)
+    else:
+        dupefilter.fingerprints.update(fp.hex() for fp in fingerprints)
+
+
+def drive(variant: str, work: Path, fingerprints: Path, queued: int, concurrency: int) -> None:
+    """Open ``variant``'s scheduler as Scrapy does, mark the fingerprints in ``fingerprints``
+    seen the way its duplicate filter stores them, then enqueue ``queued`` new generated
+    requests through ``enqueue_request`` (see the module docstring)."""
     from scrapy import Request, Spider
     from scrapy.core.scheduler import Scheduler as ScrapyScheduler
     from scrapy.utils.misc import load_object
     from scrapy.utils.test import get_crawler
+
+    from pycrawler.scrapy.fingerprints import seen_keys
+    from pycrawler.seen.protocol import SynchronousVisited
 
     class Generated(Spider):
         name = "generated"
 
     # No downloader here: Scrapy's scheduler takes the priority queue that does not ask one.
     settings = {"CONCURRENT_REQUESTS": concurrency, "LOG_LEVEL": "WARNING",
-                "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue", **variant_settings(variant, work)}
+                "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue", "PYCRAWLER_BATCH": SCALE_BATCH,
+                **variant_settings(variant, work)}
     crawler = get_crawler(Generated, settings)
     crawler.spider = spider = Generated()
     spider.crawler = crawler
-    in_progress: set = set()   # the engine's slot: what it holds of the requests it took
-    crawler.engine = types.SimpleNamespace(
-        _slot=types.SimpleNamespace(inprogress=in_progress, nextcall=types.SimpleNamespace(schedule=lambda d=0: None)))
+    crawler.engine = types.SimpleNamespace(   # the engine's slot: nothing in progress, no wake-up
+        _slot=types.SimpleNamespace(inprogress=set(), nextcall=types.SimpleNamespace(schedule=lambda d=0: None)))
     scheduler = load_object(settings.get("SCHEDULER", ScrapyScheduler)).from_crawler(crawler)
     scheduler.open(spider)
     started = time.monotonic()
-    for first in range(0, seen, ROUND):
-        for i in range(first, min(first + ROUND, seen)):
-            scheduler.enqueue_request(Request(f"http://site{i % 1000}.example/page/{i}.html"))
-        while len(scheduler) > queued:
-            for _ in range(concurrency):
-                request = scheduler.next_request()
-                if request is None:
-                    break
-                in_progress.add(request)
-            in_progress.clear()   # the engine processed them
-    print(f"{variant}: {seen} seen, {len(scheduler)} queued in {time.monotonic() - started:.1f} s", flush=True)
+    seen = 0
+    for batch in fingerprint_batches(fingerprints):
+        if variant in SCRAPY_VARIANTS:   # what RFPDupeFilter.request_seen adds to its set
+            add_to_rfp_set(scheduler.df, batch)
+        else:
+            visited = scheduler.frontier.visited
+            if isinstance(visited, SynchronousVisited):
+                visited.add_many(seen_keys(batch))
+            else:
+                visited.add_batch(seen_keys(batch))
+                visited.flush()
+        seen += len(batch)
+    marked = time.monotonic()
+    print(f"{variant}: {seen} fingerprints marked seen in {marked - started:.1f} s", flush=True)
+    for i in range(queued):
+        scheduler.enqueue_request(Request(generated_url(i)))
+    if hasattr(scheduler, "_write_buffer"):
+        scheduler._write_buffer()
+    print(f"{variant}: {queued} requests enqueued in {time.monotonic() - marked:.1f} s; {len(scheduler)} queued",
+          flush=True)
     scheduler.close("finished")
 
 
-def run_scale(variant: str, work: Path, args) -> Run:
+def run_scale(variant: str, work: Path, fingerprints: Path, args) -> Run:
     run = Run(variant)
-    command = [sys.executable, __file__, "--drive", variant, "--work", str(work), "--seen", str(args.seen),
+    command = [sys.executable, __file__, "--drive", variant, "--work", str(work), "--fingerprints", str(fingerprints),
                "--queued", str(args.queued), "--concurrency", str(args.concurrency)]
     measure(run, command, work / "scale.log")
     return run
@@ -117,10 +180,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, default=None, help="keep logs and state in this directory")
     parser.add_argument("--drive", choices=VARIANTS, help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--fingerprints", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.drive:
-        drive(args.drive, args.work, args.seen, args.queued, args.concurrency)
+        drive(args.drive, args.work, args.fingerprints, args.queued, args.concurrency)
         return 0
+    if args.fingerprints:
+        fingerprint_file(args.fingerprints, args.queued, args.seen)
+        return 0
+    if not 0 <= args.queued <= args.seen:
+        parser.error("--queued must be between 0 and --seen")
     variants = [v for v in args.variants.split(",") if v]
     if unknown := set(variants) - set(VARIANTS):
         parser.error(f"unknown variants: {', '.join(sorted(unknown))}")
@@ -149,11 +218,18 @@ def main(argv: list[str] | None = None) -> int:
                       f"peak RSS {figure(run.peak_rss_mb, 0)} MB, "
                       f"coverage {run.covered}/{len(truth)} {run.note}", flush=True)
     if not args.skip_scale:
+        fingerprints = root / "scale" / "fingerprints.bin"
+        fingerprints.parent.mkdir(parents=True, exist_ok=True)
+        started = time.monotonic()
+        subprocess.run([sys.executable, __file__, "--fingerprints", str(fingerprints), "--seen", str(args.seen),
+                        "--queued", str(args.queued)], check=True)
+        print(f"scale: {args.seen - args.queued} fingerprints computed in {time.monotonic() - started:.1f} s",
+              flush=True)
         for variant in variants:
             work = root / "scale" / variant
             shutil.rmtree(work, ignore_errors=True)
             work.mkdir(parents=True)
-            run = scales[variant] = run_scale(variant, work, args)
+            run = scales[variant] = run_scale(variant, work, fingerprints, args)
             print(f"scale {variant}: {args.seen} seen, {args.queued} queued: {run.wall_s:.1f} s, "
                   f"peak RSS {figure(run.peak_rss_mb, 0)} MB {run.note}", flush=True)
     if scratch is not None:

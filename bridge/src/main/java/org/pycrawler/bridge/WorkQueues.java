@@ -29,11 +29,17 @@ public final class WorkQueues {
         public final long[] counts;
         /** The largest 48-bit ordinal of any record; -1 when there is none. */
         public final long maxOrdinal;
+        /**
+         * The smallest 48-bit ordinal of any record (a frontier counting down starts below it);
+         * -1 when there is none.
+         */
+        public final long minOrdinal;
 
-        Census(Packed prefixes, long[] counts, long maxOrdinal) {
+        Census(Packed prefixes, long[] counts, long maxOrdinal, long minOrdinal) {
             this.prefixes = prefixes;
             this.counts = counts;
             this.maxOrdinal = maxOrdinal;
+            this.minOrdinal = minOrdinal;
         }
     }
 
@@ -132,6 +138,7 @@ public final class WorkQueues {
         long[] counts = new long[64];
         int queues = 0;
         long maxOrdinal = -1;
+        long minOrdinal = -1;
         byte[] current = null;
         Cursor cursor = db.openCursor(null, CursorConfig.READ_COMMITTED);
         try {
@@ -163,12 +170,13 @@ public final class WorkQueues {
                         ordinal = (ordinal << 8) | (data[off + j] & 0xff);
                     }
                     maxOrdinal = Math.max(maxOrdinal, ordinal);
+                    minOrdinal = minOrdinal < 0 ? ordinal : Math.min(minOrdinal, ordinal);
                 }
                 st = cursor.getNext(k, v, LockMode.DEFAULT);
             }
         } finally {
             cursor.close();
         }
-        return new Census(prefixes.build(), java.util.Arrays.copyOf(counts, queues), maxOrdinal);
+        return new Census(prefixes.build(), java.util.Arrays.copyOf(counts, queues), maxOrdinal, minOrdinal);
     }
 }

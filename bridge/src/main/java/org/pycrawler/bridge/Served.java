@@ -204,7 +204,7 @@ public final class Served implements AutoCloseable {
             for (Transaction txn : stale) {
                 try {
                     txn.abort();
-                } catch (DatabaseException | RuntimeException e) {
+                } catch (Exception e) {
                     // The environment is closing or failed; nothing is left to release.
                 }
             }

@@ -94,16 +94,12 @@ class HostSplitExchange:
 
     # -- joining ------------------------------------------------------------------------------------
     def start(self) -> None:
-        """Join, create this worker's stream and group, and wait until the membership has not
+        """Create this worker's stream and group, join, and wait until the membership has not
         changed for ``settle`` seconds, so that workers started together agree on the owners
-        before the first URL is routed (hosts moving later cost handovers)."""
-        self.membership.join()
+        before the first URL is routed (hosts moving later cost handovers). The group reads its
+        stream from the start, so links others send before it exists are not missed."""
         self._ensure_group()
-        stable_since = time.monotonic()
-        while time.monotonic() - stable_since < self.settle:
-            time.sleep(self.membership.heartbeat)
-            if self.membership.beat():
-                stable_since = time.monotonic()
+        self.membership.settle(self.settle)
         self._moved = False  # nothing fetched yet: nothing to hand over
         self._heartbeat_thread = threading.Thread(target=self._heartbeats, name="cluster-heartbeat", daemon=True)
         self._heartbeat_thread.start()

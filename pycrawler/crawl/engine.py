@@ -365,8 +365,8 @@ class Crawler:
             raise
 
     def _serve(self, port: int):
-        """Serve the crawl's environment to other processes (``store ls``, ``frontier stats``
-        on its address) while it runs: their calls run on py4j's threads in this JVM, against
+        """Serve the crawl's environment to other processes (``store ls/dump`` on its address)
+        while it runs: their calls run on py4j's threads in this JVM, against
         committed data, and take no Python lock, so they hold the crawl up only by JE's own
         record locks, each kept for one read."""
         from ..store.gateway_server import Gateway

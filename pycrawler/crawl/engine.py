@@ -86,7 +86,7 @@ from ..keys.schemes import get_seen_key_scheme
 from ..parse.html import HTML_TYPES, looks_like_html, mime_type
 from ..parse.links import Hop, Outlink, PathRepetitionRule, trailing_redirects
 from ..records.crawl_url import CrawlUrl, encode
-from ..seen.tables import SEEN_TABLE_PATHS, open_visited  # noqa: F401 -- SEEN_TABLE_PATHS: part of this module's API
+from ..seen.tables import open_visited
 from ..store import Environment
 from ..store.java_errors import je_errors
 from ..store.tuple import java_utf, java_utf_decode

@@ -86,7 +86,8 @@ def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", 
     With ``recover_log`` (the journal file or the job's ``logs/`` folder) the pending URLs are
     read from the journal and placed by the keys (:mod:`.recovered`) instead of decoded.
     ``progress``: count the URLs and keys live on stderr (None: when it is a terminal)."""
-    from ..crawl.engine import SEEN_TABLE_PATHS, SETTINGS_FILE
+    from ..crawl.engine import SETTINGS_FILE
+    from ..seen.tables import SEEN_TABLE_PATHS
     from ..frontier.assignment import get_assignment
 
     if seen_table not in SEEN_TABLES:
@@ -184,7 +185,7 @@ def _import_pending(state: HeritrixState, frontier, batch: int, recovered, advan
 
 def _import_seen(state: HeritrixState, into: Path, env, seen_table: str, bloom_fpr: float,
                  bloom_capacity: int | None, advance) -> int:
-    from ..crawl.engine import SEEN_TABLE_PATHS
+    from ..seen.tables import SEEN_TABLE_PATHS
 
     if seen_table == "bloom":
         from ..crawl.engine import CrawlConfig

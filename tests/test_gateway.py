@@ -28,49 +28,7 @@ from pycrawler.store import gateway_address
 from pycrawler.store.gateway_client import GatewayGone
 from pycrawler.store.mapping import SortedMap
 
-IDLE_TIMEOUT = 1.5
-
-
-@pytest.fixture
-def runtime(tmp_path, monkeypatch):
-    folder = tmp_path / "run"
-    monkeypatch.setenv("PYCRAWLER_RUNTIME_DIR", str(folder))
-    return folder
-
-
-class Server:
-    """A ``pycrawler serve`` process and its address."""
-
-    def __init__(self, folder, *extra):
-        self.folder = folder
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "pycrawler", "serve", str(folder), "--create",
-             "--idle-timeout", str(IDLE_TIMEOUT), *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.address = self._first_line()
-
-    def _first_line(self, timeout: float = 60) -> str:
-        selector = selectors.DefaultSelector()
-        selector.register(self.process.stdout, selectors.EVENT_READ)
-        if not selector.select(timeout):
-            self.kill()
-            raise AssertionError("pycrawler serve printed no address")
-        line = self.process.stdout.readline().strip()
-        assert line.startswith("py4j://127.0.0.1:"), (line, self.stop())
-        return line
-
-    def stop(self) -> str:
-        """SIGTERM, wait; its standard error."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        _, err = self.process.communicate(timeout=60)
-        return err
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.communicate(timeout=60)
-
+from gateways import IDLE_TIMEOUT, Server, runtime  # noqa: F401 -- runtime: a fixture
 
 @pytest.fixture
 def server(tmp_path, runtime):

@@ -75,6 +75,27 @@ class LocalAccess:
     def _maybe(self, data: bytes | None):
         return None if data is None else self._bytes(data)
 
+    def je_version(self) -> str:
+        import jpype
+
+        return str(jpype.JClass("org.pycrawler.bridge.Versions").je())
+
+    def stored_key_prefixing(self, names: list[str]) -> dict[str, bool]:
+        """Read from JE's database tree: a database handle reports the flag its opener asked
+        for, not the stored one (internal API, named differently in JE 3.3 and 7)."""
+        import jpype
+
+        internal = jpype.JClass("com.sleepycat.je.DbInternal")
+        env_impl = getattr(internal, "getNonNullEnvImpl", None) or internal.envGetEnvironmentImpl
+        tree = env_impl(self._env).getDbTree()
+        stored = {}
+        for entry in tree.getDbNamesAndIds().entrySet():
+            if str(entry.getValue()) in names:
+                impl = tree.getDb(entry.getKey())
+                stored[str(entry.getValue())] = bool(impl.getKeyPrefixing())
+                tree.releaseDb(impl)
+        return stored
+
     # -- databases -------------------------------------------------------------------------
     def open_database(self, name: str, *, create: bool, read_only: bool, transactional: bool,
                       sorted_duplicates: bool | None, key_prefixing: bool):

@@ -65,6 +65,12 @@ class RemoteAccess:
 
     errors = staticmethod(gateway_errors)
 
+    def je_version(self) -> str:
+        return str(self._served.jeVersion())
+
+    def stored_key_prefixing(self, names: list[str]) -> dict[str, bool]:
+        return {name: bool(self._served.keyPrefixing(name)) for name in names}
+
     def open_database(self, name: str, *, create: bool, read_only: bool, transactional: bool,
                       sorted_duplicates: bool | None, key_prefixing: bool):
         return self._served.openDatabase(name, create, read_only, DUPLICATES[sorted_duplicates], key_prefixing)

@@ -35,6 +35,7 @@ public final class Served implements AutoCloseable {
 
     private final Environment env;
     private final Configs configs;
+    private final java.util.function.Predicate<String> keyPrefixing;
     private final long idleMillis;
     private final AtomicLong ids = new AtomicLong();
     private final Map<Long, Database> databases = new ConcurrentHashMap<>();
@@ -60,9 +61,16 @@ public final class Served implements AutoCloseable {
         }
     }
 
-    public Served(Environment env, Configs configs, long idleMillis) {
+    /**
+     * {@code keyPrefixing} says whether JE prefixes a database's keys as stored (its handles
+     * report what their opener asked for; JE's internal API, which knows, differs between
+     * releases, so the caller supplies it).
+     */
+    public Served(Environment env, Configs configs, java.util.function.Predicate<String> keyPrefixing,
+            long idleMillis) {
         this.env = env;
         this.configs = configs;
+        this.keyPrefixing = keyPrefixing;
         this.idleMillis = idleMillis;
         reaper = new Thread(this::reap, "pycrawler-gateway-reaper");
         reaper.setDaemon(true);
@@ -100,6 +108,11 @@ public final class Served implements AutoCloseable {
             names.add(utf8, 0, utf8.length);
         }
         return answer(Packed.frame(names.build()));
+    }
+
+    /** Whether JE prefixes the keys of database {@code name}, as stored. */
+    public boolean keyPrefixing(String name) {
+        return keyPrefixing.test(name);
     }
 
     public void removeDatabase(String name) throws DatabaseException {

@@ -47,7 +47,7 @@ public class ServedTest {
     private long serve(long idleMillis) throws Exception {
         home = Scratch.folder(getClass(), testName.getMethodName());
         env = Scratch.open(home, true);
-        served = new Served(env, ServedTest::config, idleMillis);
+        served = new Served(env, ServedTest::config, name -> false, idleMillis);
         return served.openDatabase("records", true, false, -1, false);
     }
 

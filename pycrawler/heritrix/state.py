@@ -36,9 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import jvm
+from .. import jvm, store
 from ..errors import BadInput, PycrawlerError, SetupError, StoreLocked
-from .. import store
 from ..store import Environment, gateway_address, logfile
 from ..store.packing import pack_fixed
 from . import checkpoints

@@ -163,12 +163,13 @@ public class ServedTest {
 
     @Test
     public void aTransactionInUseIsLeftAlone() throws Exception {
-        long db = serve(IDLE_MILLIS);
+        long idle = 1_000;   // ten times the pause between calls: a loaded machine's late wake-up stays below it
+        long db = serve(idle);
         long txn = served.begin();
-        long until = System.currentTimeMillis() + 4 * IDLE_MILLIS;
+        long until = System.currentTimeMillis() + 3 * idle;
         for (int i = 0; System.currentTimeMillis() < until; i++) {   // never idle for the time-out
             served.put(db, txn, Packed.frame(pack("k" + i), pack("v")));
-            Thread.sleep(IDLE_MILLIS / 5);
+            Thread.sleep(idle / 10);
         }
         served.commit(txn);
         assertEquals(List.of("v"), values(db, "k0"));

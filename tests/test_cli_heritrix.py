@@ -10,6 +10,8 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import with_je
+from gateways import Server, runtime  # noqa: F401 -- runtime: a fixture
 from heritrix_stores import Holder, crawl, early_crawl_uri, queue_order, seen_keys, write_h1
 from java_programs import LEG_JE_VERSION, LEG_LOG_VERSION
 
@@ -21,9 +23,9 @@ URLS = crawl(24)
 SEEN = [u.uri for u in URLS[::2]]
 
 
-def pycrawler(*args, stdin: str | None = None) -> subprocess.CompletedProcess:
+def pycrawler(*args, stdin: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pycrawler", *map(str, args)], input=stdin,
-                          capture_output=True, text=True, encoding="utf-8", timeout=120)
+                          capture_output=True, text=True, encoding="utf-8", timeout=120, env=env)
 
 
 @pytest.fixture(scope="module")
@@ -149,3 +151,71 @@ def test_a_running_crawl_is_refused_in_one_line(state, tmp_path):
     with Holder(tmp_path / "live") as crawler:
         one_line_error(pycrawler("heritrix", "inspect", tmp_path / "live"), 4,
                        f"process {crawler.pid} holds its JE write lock", "--checkpoint latest")
+
+
+# -- through a served copy's address ------------------------------------------------------------
+def outputs(target, tmp_path, name: str, env: dict | None = None) -> dict[str, bytes | str]:
+    """What inspect, seen and export give for ``target`` (a folder or an address)."""
+    asked = "".join(f"{u.uri}\n" for u in URLS[:8]) + "http://never.example/\n"
+    files = tmp_path / name
+    files.mkdir()
+    inspect = pycrawler("heritrix", "inspect", target, env=env)
+    seen = pycrawler("heritrix", "seen", target, stdin=asked, env=env)
+    export = pycrawler("heritrix", "export", target, "--pending", files / "p.jsonl", "--seen", files / "s.hex",
+                       "--seen-format", "hex", env=env)
+    for done in (inspect, seen, export):
+        assert done.returncode == 0, done.stderr
+    return {"inspect": inspect.stdout, "seen": seen.stdout, "pending": (files / "p.jsonl").read_bytes(),
+            "seen keys": (files / "s.hex").read_bytes()}
+
+
+def assert_same_as_the_folder(served: dict, local: dict, server: Server, folder) -> None:
+    """Byte for byte, but for inspect's first line, which names what it read."""
+    first, _, rest = served.pop("inspect").partition("\n")
+    local_first, _, local_rest = local.pop("inspect").partition("\n")
+    assert rest == local_rest and served == local
+    assert first == local_first.replace(str(folder), server.address).replace(
+        "(live state (no writer))", f"(served from {server.folder.resolve()})")
+
+
+def test_inspect_seen_and_export_through_an_address_give_the_folders_output(state, tmp_path, runtime):
+    shutil.copytree(state, tmp_path / "copy")
+    with Server(tmp_path / "copy") as server:
+        served = outputs(server.address, tmp_path, "served")
+        one_line_error(pycrawler("heritrix", "inspect", server.address, "--checkpoint", "latest"), 2,
+                       "a checkpoint from the state folder's files", "give the folder itself")
+    assert "pending: 24 URLs in 4 queues" in served["inspect"] and served["pending"].count(b"\n") == len(URLS)
+    assert_same_as_the_folder(served, outputs(state, tmp_path, "local"), server, state)
+
+
+def test_a_heritrix_3_store_served_by_je_7_reads_the_same_through_its_address(shared, je7_jar, tmp_path, runtime):
+    """The server runs JE 7; this side needs no JE 7 to read through the address."""
+    fixture = shared / "fixtures" / "je7-heritrix-layout"
+    shutil.copytree(fixture, tmp_path / "copy")
+    with Server(tmp_path / "copy", env=with_je(je7_jar)) as server:
+        served = outputs(server.address, tmp_path, "served")
+    assert "read with JE 7.5.11" in served["inspect"]
+    assert_same_as_the_folder(served, outputs(fixture, tmp_path, "local", env=with_je(je7_jar)), server, fixture)
+
+
+def databases(path) -> dict[str, tuple]:
+    """Per database: sorted duplicates, stored key prefixing, every record."""
+    from pycrawler.store import Environment
+
+    with Environment(path, read_only=True) as env:
+        prefixing = env.stored_key_prefixing()
+        return {name: (db.sorted_duplicates, prefixing[name], list(db.items()))
+                for name in env.database_names() for db in [env.open_database(name)]}
+
+
+def test_migrate_from_a_served_state_equals_migrate_from_its_folder(state, tmp_path, runtime):
+    to = LEG_JE_VERSION[0]  # a JE format this process reads back
+    shutil.copytree(state, tmp_path / "copy")
+    with Server(tmp_path / "copy") as server:
+        migrated = pycrawler("store", "migrate", server.address, tmp_path / "from-served", "--to", to)
+    assert migrated.returncode == 0, migrated.stderr
+    local = pycrawler("store", "migrate", state, tmp_path / "from-folder", "--to", to)
+    assert local.returncode == 0, local.stderr
+    assert migrated.stdout.replace("from-served", "from-folder") == local.stdout
+    copied = databases(tmp_path / "from-served")
+    assert copied == databases(tmp_path / "from-folder") and len(copied["pending"][2]) == len(URLS) + 4

@@ -9,6 +9,7 @@ test. Tokens go to a private runtime folder per test (``PYCRAWLER_RUNTIME_DIR``)
 from __future__ import annotations
 
 import hashlib
+import http.server
 import os
 import selectors
 import signal
@@ -16,6 +17,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
@@ -26,49 +28,7 @@ from pycrawler.store import gateway_address
 from pycrawler.store.gateway_client import GatewayGone
 from pycrawler.store.mapping import SortedMap
 
-IDLE_TIMEOUT = 1.5
-
-
-@pytest.fixture
-def runtime(tmp_path, monkeypatch):
-    folder = tmp_path / "run"
-    monkeypatch.setenv("PYCRAWLER_RUNTIME_DIR", str(folder))
-    return folder
-
-
-class Server:
-    """A ``pycrawler serve`` process and its address."""
-
-    def __init__(self, folder, *extra):
-        self.folder = folder
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "pycrawler", "serve", str(folder), "--create",
-             "--idle-timeout", str(IDLE_TIMEOUT), *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.address = self._first_line()
-
-    def _first_line(self, timeout: float = 60) -> str:
-        selector = selectors.DefaultSelector()
-        selector.register(self.process.stdout, selectors.EVENT_READ)
-        if not selector.select(timeout):
-            self.kill()
-            raise AssertionError("pycrawler serve printed no address")
-        line = self.process.stdout.readline().strip()
-        assert line.startswith("py4j://127.0.0.1:"), (line, self.stop())
-        return line
-
-    def stop(self) -> str:
-        """SIGTERM, wait; its standard error."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        _, err = self.process.communicate(timeout=60)
-        return err
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.communicate(timeout=60)
-
+from gateways import IDLE_TIMEOUT, Server, runtime  # noqa: F401 -- runtime: a fixture
 
 @pytest.fixture
 def server(tmp_path, runtime):
@@ -232,6 +192,43 @@ def test_a_client_killed_mid_transaction_leaves_no_lock(server):
         assert db.get_many([b"x", b"y"]) == [b"alive", None]
 
 
+@pytest.mark.parametrize("goes", ["closes", "is killed"])
+def test_a_client_that_goes_away_has_its_transaction_aborted_at_once(tmp_path, runtime, goes):
+    """Not after the idle time-out (10 minutes here): when the client's connection closes,
+    whether the client closed it (and lives on) or died."""
+    served = Server(tmp_path / "env", "--idle-timeout", "600")
+    holder = client(f"""
+        import time
+        from pycrawler import store
+        env = store.open({served.address!r})
+        db = env.open_database("locked", create=True)
+        txn = env.begin()
+        db.put_many([b"x", b"y"], [b"never committed", b"never committed"], txn=txn)
+        if {goes == "closes"}:
+            env.close()
+        print("gone", flush=True)
+        time.sleep(600)
+        """)
+    try:
+        assert holder.stdout.readline().strip() == "gone", holder.stderr.read()
+        if goes == "is killed":
+            holder.kill()
+        with store.open(served.address) as env:
+            db = env.open_database("locked")
+            started = time.monotonic()
+            while True:  # JE refuses while the lock is held (its lock time-out is 0.5 s)
+                try:
+                    db.put(b"x", b"alive")
+                    break
+                except PycrawlerError as exc:
+                    assert time.monotonic() - started < 5, f"the lock is still held: {exc}"
+            assert db.get_many([b"x", b"y"]) == [b"alive", None]
+    finally:
+        holder.kill()
+        holder.communicate()
+        assert "Traceback" not in served.stop()
+
+
 def test_a_server_killed_leaves_what_it_acknowledged(server):
     with store.open(server.address) as env:
         db = env.open_database("kept", create=True)
@@ -338,3 +335,52 @@ def test_frontier_commands_take_a_served_todo_store(server):
     stats = pycrawler("frontier", "stats", server.address)
     assert stats.stdout.splitlines() == ["layout: pycrawler", "order: key", "count: 2"], stats.stderr
     assert_one_line_error(pycrawler("frontier", "pop", server.address), "needs the store in this process")
+
+
+def frontier_stats(target) -> list[str]:
+    done = pycrawler("frontier", "stats", target)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_frontier_stats_of_a_running_crawl_move_and_match_its_state_after_it(tmp_path, runtime):
+    """``frontier stats`` on a crawl's --serve address reads its work-queue frontier live; held
+    still (the site stops answering), the figures are the ones a local read-only open of the
+    state gives once the crawl has stopped."""
+    from crawl_sites import ROOT, CountingServer, crawl_command, write_site
+
+    root = tmp_path / "site"
+    root.mkdir()
+    write_site(root, 150, seed=5)
+    flowing = threading.Event()
+    flowing.set()
+
+    def gate(handler):  # while the test holds the site, every request waits
+        flowing.wait()
+        http.server.SimpleHTTPRequestHandler.do_GET(handler)
+
+    with CountingServer(root, routes={"/": gate}) as base:
+        crawl = subprocess.Popen(crawl_command(base + "index.html", tmp_path / "state", "--delay", "0.05",
+                                               "--concurrency", "2", "--serve"),
+                                 cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            address = stderr_line(crawl, "pycrawler crawl: serving ").split(" at ")[-1].strip()
+            assert frontier_stats(address)[:2] == ["layout: workqueues", "order: politeness"]
+            seen = {tuple(frontier_stats(address))}
+            deadline = time.monotonic() + 60
+            while len(seen) < 3:  # the same crawl, read while it moves
+                assert time.monotonic() < deadline and crawl.poll() is None, f"the figures never moved: {seen}"
+                seen.add(tuple(frontier_stats(address)))
+            assert_one_line_error(pycrawler("frontier", "pop", address), "for its statistics only")
+            flowing.clear()
+            held = frontier_stats(address)
+            while (again := frontier_stats(address)) != held:  # what was in flight is committed, then nothing moves
+                assert time.monotonic() < deadline, "the held crawl's figures kept moving"
+                held = again
+        finally:
+            crawl.send_signal(signal.SIGTERM)
+            out, err = crawl.communicate(timeout=60)
+            flowing.set()
+    assert crawl.returncode == 128 + signal.SIGTERM, err
+    assert int(held[2].removeprefix("count: ")) > 0
+    assert frontier_stats(tmp_path / "state") == held

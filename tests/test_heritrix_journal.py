@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import shutil
 import subprocess
 import sys
 import zlib
 from pathlib import Path
 
 import pytest
+from gateways import Server, runtime  # noqa: F401 -- runtime: a fixture
 from heritrix_stores import h3_key, je7_env, je7_python, write_h3
 
 from pycrawler.errors import BadInput
@@ -258,6 +260,29 @@ def test_export_gives_every_journal_url_at_its_key_and_says_which_queues_disagre
     assert "queue gone.example: 1 pending keys, 0 journal URLs, not paired: no journal URL; its 1 keys dropped" in notes
     assert "Traceback" not in notes
     assert snapshot(heritrix3_job) == before, "reading changed the state or its logs"
+
+
+def test_export_with_a_recover_log_through_an_address_is_the_folders(heritrix3_job, tmp_path, runtime):
+    """The journal is this side's file; the keys it is placed by come through the address."""
+    shutil.copytree(heritrix3_job / "state", tmp_path / "copy")
+    with Server(tmp_path / "copy", env=je7_env()) as server:
+        served = pycrawler("heritrix", "export", server.address, "--recover-log", heritrix3_job / "logs",
+                           "--pending", tmp_path / "served.jsonl")
+    local = pycrawler("heritrix", "export", heritrix3_job / "state", "--recover-log", heritrix3_job / "logs",
+                      "--pending", tmp_path / "local.jsonl", je7=True)
+    assert served.returncode == 0 and local.returncode == 0, served.stderr + local.stderr
+    assert (tmp_path / "served.jsonl").read_bytes() == (tmp_path / "local.jsonl").read_bytes()
+    assert served.stderr.replace("served.jsonl", "local.jsonl") == local.stderr
+
+
+def test_a_crawl_state_gives_the_same_journal_through_its_address(tmp_path, runtime):
+    crawl_state(tmp_path / "crawl")
+    with Server(tmp_path / "crawl") as server:
+        served = pycrawler("heritrix", "journal", server.address, "--out", tmp_path / "served.gz")
+    local = pycrawler("heritrix", "journal", tmp_path / "crawl", "--out", tmp_path / "local.gz")
+    assert served.returncode == 0 and served.stdout.replace("served.gz", "local.gz") == local.stdout, served.stderr
+    text = gzip.decompress((tmp_path / "served.gz").read_bytes())
+    assert text == gzip.decompress((tmp_path / "local.gz").read_bytes()) and text.count(b"\nF+ ") > 1
 
 
 def je7_pycrawler_state(path: Path, keys: list[int]) -> tuple[list, list[bool]]:

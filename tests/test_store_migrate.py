@@ -99,9 +99,8 @@ def test_a_crawl_state_moves_to_je_7_and_je_7_continues_it(je7_jar, tmp_path):
 SETTINGS = textwrap.dedent("""
     import sys
     from pycrawler.store import Environment
-    from pycrawler.store.migrate import stored_key_prefixing
     with Environment(sys.argv[1], read_only=True) as env:
-        prefixing = stored_key_prefixing(env)
+        prefixing = env.stored_key_prefixing()
         for name in env.database_names():
             config = env.open_database(name).java.getConfig()
             print(name, bool(config.getSortedDuplicates()), prefixing[name])

@@ -17,6 +17,13 @@ A directory holding a work-queue frontier (:mod:`pycrawler.frontier.workqueues`,
 its ``pending`` database; ``put --layout workqueues`` makes one) works the same way: ``put``
 schedules (canonicalised, deduplicated, one queue per host), ``pop`` takes URLs from the
 queues in turn without politeness waits, and ``stats`` lists the queues by state.
+
+Every command also takes a served environment's address (``py4j://HOST:PORT``, from
+``pycrawler serve`` or ``pycrawler crawl --serve``), except ``pop`` of a TODO store (taking
+runs in Java beside JE). A work-queue frontier keeps its queues in the process that opened it
+(a running crawl), so through an address only ``stats`` reads it: from one Java walk of
+``pending``'s keys (``Served.census``) and the queue records, committed data only, a page of
+records per round trip and no lock held across them.
 """
 
 from __future__ import annotations
@@ -69,8 +76,11 @@ def _open(path: str, *, layout: str | None = None, order: str | None = None, cre
           read_only: bool = False) -> TodoFrontier:
     """The work-queue frontier the directory holds (or ``--layout workqueues`` makes), else
     whichever TODO store :func:`open_frontier` detects."""
-    workqueues = None if is_address(path) else open_store(path, read_only=read_only, politeness=Politeness.none())
+    workqueues = open_store(path, read_only=read_only, politeness=Politeness.none())
     if workqueues is None and layout == WORKQUEUES:
+        if is_address(path):
+            raise BadInput(f"{path} holds no work-queue frontier: a new one is made in a directory (its queues live "
+                           "in the process that opens it)")
         if jdb_files(path) if Path(path).is_dir() else False:
             raise BadInput(f"{path} holds another kind of store: use another directory for a work-queue frontier")
         workqueues = WorkQueueFrontier.open(path, create=create, politeness=Politeness.none())

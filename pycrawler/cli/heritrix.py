@@ -5,6 +5,12 @@ command opens the state (a job's ``state/`` folder, or ``--checkpoint NAME|lates
 read-only and changes nothing in it; a state that a running crawler holds is refused (see
 docs/heritrix.md). Heritrix 1.14 stores are read with pycrawler's JE 3.3; Heritrix 3 stores
 need the user's Heritrix ``lib/`` on ``PYCRAWLER_CLASSPATH``.
+
+Each command also takes a served environment's address (``py4j://HOST:PORT``) where it takes
+a folder: ``pycrawler serve`` on a copy of a Heritrix state (in a process whose JE reads it),
+or, for ``journal``, ``pycrawler crawl --serve``. The output is the folder's, byte for byte
+(``inspect``'s first line names the address and the folder served). ``--checkpoint`` is
+refused with an address: a checkpoint is assembled from the state folder's files.
 """
 
 from __future__ import annotations
@@ -32,7 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     def state_command(name: str, help: str, run):
         command = actions.add_parser(name, help=help)
-        command.add_argument("state", metavar="STATE", help="the crawl's state folder (jobs/<job>/state)")
+        command.add_argument("state", metavar="STATE", help="the crawl's state folder (jobs/<job>/state), or a "
+                                                            "served copy's py4j://HOST:PORT")
         command.add_argument("--checkpoint", metavar="NAME",
                              help="read this checkpoint of the crawl instead (a name, 'latest', or its folder)")
         command.set_defaults(run=run)
@@ -76,7 +83,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     journal = actions.add_parser(
         "journal", help="write a pycrawler crawl state as a Heritrix frontier recover journal, which Heritrix 3 "
                         "imports (importURIs, format recoveryLog)")
-    journal.add_argument("state", metavar="DIR", help="a pycrawler crawl state (pycrawler crawl --state DIR)")
+    journal.add_argument("state", metavar="DIR", help="a pycrawler crawl state (pycrawler crawl --state DIR), or "
+                                                      "its py4j://HOST:PORT (pycrawler crawl --serve)")
     journal.add_argument("--out", required=True, metavar="FILE", help="the journal to write (gzip)")
     journal.set_defaults(run=run_journal)
 
@@ -93,13 +101,13 @@ def _spread(counts: dict[int, int]) -> str:
 
 
 def run_inspect(args: argparse.Namespace) -> int:
-    from .. import jvm
     from ..heritrix.export import queue_stats
 
     with _open(args) as state:
-        source = f"checkpoint {state.checkpoint.name}" if state.checkpoint else "live state (no writer)"
+        source = (f"served from {state.env.home}" if state.served else
+                  f"checkpoint {state.checkpoint.name}" if state.checkpoint else "live state (no writer)")
         print(f"{args.state}: Heritrix {state.heritrix} crawl state, JE log version {state.log_version}, "
-              f"read with JE {jvm.je_version()} ({source})")
+              f"read with JE {state.env.je_version()} ({source})")
         counts = state.counts()
         width = max([len("records")] + [len(str(n)) for n in counts.values()])
         print(f"{'records':>{width}}  database")

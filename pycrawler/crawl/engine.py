@@ -365,10 +365,10 @@ class Crawler:
             raise
 
     def _serve(self, port: int):
-        """Serve the crawl's environment to other processes (``store ls/dump`` on its address)
-        while it runs: their calls run on py4j's threads in this JVM, against
-        committed data, and take no Python lock, so they hold the crawl up only by JE's own
-        record locks, each kept for one read."""
+        """Serve the crawl's environment to other processes (``store ls/dump``, ``frontier
+        stats``, ``heritrix journal`` on its address) while it runs: their calls run on py4j's
+        threads in this JVM, against committed data, and take no Python lock, so they hold the
+        crawl up only by JE's own record locks, each kept for one read."""
         from ..store.gateway_server import Gateway
 
         gateway = Gateway(self.env, port=port)

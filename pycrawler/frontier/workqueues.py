@@ -71,6 +71,7 @@ import bisect
 import collections
 import contextlib
 import dataclasses
+import functools
 import heapq
 import os
 import struct
@@ -297,10 +298,11 @@ class WorkQueueFrontier(TodoFrontier):
                  max_active_queues: int | None = None, prefetch: int = 8, commit_every: int = 1000,
                  commit_interval: float = 0.2, record_interval: float = 5.0, lifo: bool | None = None,
                  clock=time.time):
-        import jpype
-
         self.env = env
         self.read_only = env.read_only
+        if not (env.access.local or self.read_only):
+            raise BadInput(f"{env.path} holds a work-queue frontier, whose queues live in the process that opened it "
+                           "(a crawl): through an address it is read for its statistics only (frontier stats)")
         names = env.database_names()
         if not create and PENDING not in names:
             raise BadInput(f"{env.path} holds no work-queue frontier (no {PENDING!r} database; it has: "
@@ -326,8 +328,6 @@ class WorkQueueFrontier(TodoFrontier):
         self.record_interval = record_interval
         self._records_written = clock()
         self.clock = clock
-        self._work_queues = jpype.JClass("org.pycrawler.bridge.WorkQueues")
-        self._jbytes, self._jints = jpype.JArray(jpype.JByte), jpype.JArray(jpype.JInt)
         self._lock = threading.RLock()
         self._owns_env = self._owns_visited = False
         self.queues: dict[str, WorkQueue] = {}
@@ -430,13 +430,19 @@ class WorkQueueFrontier(TodoFrontier):
             self._settle(queue, now)
 
     def _census(self) -> dict[str, int]:
-        with je_errors(f"{self.env.path} database {PENDING!r}"):
-            census = self._work_queues.census(self.pending.java)
-        prefixes = unpack(census.prefixes.data, census.prefixes.offsets)
-        self._next_ordinal = (ORDINAL_LIMIT - int(census.minOrdinal) if self.lifo and census.minOrdinal >= 0
-                              else int(census.maxOrdinal) + 1)
-        return {p[:-1].decode("utf-8", "surrogatepass"): int(c)
-                for p, c in zip(prefixes, np.asarray(census.counts).tolist()) if p.endswith(b"\x00")}
+        census = self.pending.queue_census()
+        self._next_ordinal = (ORDINAL_LIMIT - census.min_ordinal if self.lifo and census.min_ordinal >= 0
+                              else census.max_ordinal + 1)
+        return {p[:-1].decode("utf-8", "surrogatepass"): c
+                for p, c in zip(census.prefixes, census.counts) if p.endswith(b"\x00")}
+
+    @functools.cached_property
+    def _java(self):
+        """The bridge's ``WorkQueues`` and JPype's array types, for the calls that write and
+        read ahead beside JE (a frontier read through a gateway makes none)."""
+        import jpype
+
+        return jpype.JClass("org.pycrawler.bridge.WorkQueues"), jpype.JArray(jpype.JByte), jpype.JArray(jpype.JInt)
 
     def _queue(self, class_key: str) -> WorkQueue:
         queue = self.queues.get(class_key)
@@ -704,9 +710,10 @@ class WorkQueueFrontier(TodoFrontier):
             cap_data, cap_offsets = pack(caps)
             keys = keys[0] + cap_data, np.concatenate([keys[1], cap_offsets[1:] + keys[1][-1]])
             values = values[0], np.concatenate([values[1], np.full(len(caps), values[1][-1], dtype=np.int32)])
+        work_queues, jbytes, jints = self._java
         with je_errors(f"{self.env.path} database {PENDING!r}"):
-            self._work_queues.enqueue(self.pending.java, txn.java, self._jbytes(keys[0]), self._jints(keys[1]),
-                                      self._jbytes(values[0]), self._jints(values[1]))
+            work_queues.enqueue(self.pending.java, txn.java, jbytes(keys[0]), jints(keys[1]), jbytes(values[0]),
+                                jints(values[1]))
 
     @staticmethod
     def _buffer_early(queue: WorkQueue, keys: tuple[bytes, np.ndarray], values: tuple[bytes, np.ndarray],
@@ -819,10 +826,11 @@ class WorkQueueFrontier(TodoFrontier):
         queues.sort(key=lambda q: q.prefix)
         prefixes = pack([q.prefix for q in queues])
         after = pack([q.read_through or b"" for q in queues])
-        counts = self._jints(len(queues))
+        work_queues, jbytes, jints = self._java
+        counts = jints(len(queues))
         with je_errors(f"{self.env.path} database {PENDING!r}"):
-            page = self._work_queues.heads(self.pending.java, self._jbytes(prefixes[0]), self._jints(prefixes[1]),
-                                           self._jbytes(after[0]), self._jints(after[1]), self.prefetch, counts)
+            page = work_queues.heads(self.pending.java, jbytes(prefixes[0]), jints(prefixes[1]), jbytes(after[0]),
+                                     jints(after[1]), self.prefetch, counts)
         keys = unpack(page[0].data, page[0].offsets)
         values = unpack(page[1].data, page[1].offsets)
         at = 0
@@ -1026,10 +1034,25 @@ class WorkQueueFrontier(TodoFrontier):
 
 
 def open_store(path: str | os.PathLike, *, read_only: bool = False, **options) -> WorkQueueFrontier | None:
-    """The work-queue frontier in the directory ``path``; None when the directory holds no
-    JE environment or one without a ``pending`` database (another kind of store)."""
+    """The work-queue frontier in the directory ``path``, or served at the address ``path``
+    (``py4j://``: read-only only, see :class:`WorkQueueFrontier`); None when there is no JE
+    environment or one without a ``pending`` database (another kind of store)."""
+    from .. import store
+    from ..store.gateway_address import is_address
     from ..store.logfile import jdb_files
 
+    if is_address(str(path)):
+        env = store.open(str(path), read_only=read_only)
+        try:
+            frontier = WorkQueueFrontier(env, **options) if PENDING in env.database_names() else None
+        except BaseException:
+            env.close()
+            raise
+        if frontier is None:
+            env.close()
+            return None
+        frontier._owns_env = True
+        return frontier
     if not (os.path.isdir(path) and jdb_files(path)):
         return None
     with Environment(path, read_only=True) as env:

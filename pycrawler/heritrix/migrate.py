@@ -111,7 +111,7 @@ def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", 
     settings = {"seen": seen_table, "queue_policy": policy.name, "canon": "heritrix", "seen_key": SEEN_KEY}
     (into / SETTINGS_FILE).write_text(json.dumps(settings, indent=1) + "\n")
     manifest = {
-        "source": str(state.path.resolve()),
+        "source": state.source,
         "checkpoint": state.checkpoint.name if state.checkpoint else None,
         "heritrix": state.heritrix,
         "log_version": state.log_version,

@@ -14,6 +14,13 @@ checks what the store needs:
 The store is opened read-only and non-transactionally (Heritrix's environments are not
 transactional): not a byte of the user's folders changes.
 
+``HeritrixState.open("py4j://HOST:PORT")`` reads a served copy instead (``pycrawler serve``
+on a copy of the state folder, in a process whose JE reads its log version): the same reads,
+a batch or a page of records per round trip. The checks above are the server's then: its JE
+opened the store, and it owns the write lock. A checkpoint is assembled from the state
+folder's files, which a served environment does not hand out, so ``checkpoint=`` with an
+address is refused.
+
 Seen keys are ``alreadySeenUrl``'s: ``LongBinding`` of ``create_key(canonicalize(url))``,
 i.e. the 64-bit key with its sign bit flipped, big-endian. :meth:`HeritrixState.seen_keys`
 yields them as unsigned 64-bit numbers in ascending order; :meth:`contains_keys` answers a
@@ -29,9 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import jvm
+from .. import jvm, store
 from ..errors import BadInput, PycrawlerError, SetupError, StoreLocked
-from ..store import Environment, logfile
+from ..store import Environment, gateway_address, logfile
 from ..store.packing import pack_fixed
 from . import checkpoints
 from .writer_lock import WriterProbe
@@ -59,7 +66,7 @@ def long_binding(keys: np.ndarray) -> np.ndarray:
 class HeritrixState:
     """A Heritrix crawl state open for reading; close it (or use ``with``) when done."""
 
-    def __init__(self, path: Path, env: Environment, probe: WriterProbe, checkpoint=None, scratch=None):
+    def __init__(self, path: Path | str, env, probe: WriterProbe | None, checkpoint=None, scratch=None):
         self.path = path
         self.env = env
         self.checkpoint = checkpoint
@@ -69,6 +76,10 @@ class HeritrixState:
 
     @classmethod
     def open(cls, path, *, checkpoint: str | None = None) -> "HeritrixState":
+        """The state in the folder ``path`` (or its ``checkpoint``), or served at the address
+        ``path`` (see the module docstring)."""
+        if gateway_address.is_address(str(path)):
+            return cls._served(str(path), checkpoint)
         path = Path(path)
         if not path.is_dir():
             raise BadInput(f"{path} is not a Heritrix crawl state: "
@@ -92,11 +103,20 @@ class HeritrixState:
             if scratch is not None:
                 shutil.rmtree(scratch, ignore_errors=True)
             raise
-        self = cls(path, env, probe, chosen, scratch)
-        names = env.database_names()
+        return cls(path, env, probe, chosen, scratch)._checked()
+
+    @classmethod
+    def _served(cls, address: str, checkpoint: str | None) -> "HeritrixState":
+        if checkpoint is not None:
+            raise BadInput(f"--checkpoint assembles a checkpoint from the state folder's files, which {address} does "
+                           "not hand out: give the folder itself")
+        return cls(address, store.open(address, read_only=True), None)._checked()
+
+    def _checked(self) -> "HeritrixState":
+        names = self.env.database_names()
         if not any(name in names for name in HERITRIX_DATABASES):
             self.close()
-            raise BadInput(f"{path} is a JE environment but not a Heritrix crawl state: it has no "
+            raise BadInput(f"{self.path} is a JE environment but not a Heritrix crawl state: it has no "
                            f"{' or '.join(HERITRIX_DATABASES)} database (its databases: {', '.join(names) or 'none'})")
         return self
 
@@ -104,6 +124,15 @@ class HeritrixState:
     @property
     def log_version(self) -> int:
         return self.env.log_version
+
+    @property
+    def served(self) -> bool:
+        return not self.env.access.local
+
+    @property
+    def source(self) -> str:
+        """Where the state is read from: its folder's absolute path, or the address."""
+        return self.path if self.served else str(self.path.resolve())
 
     @functools.cached_property
     def heritrix(self) -> int:
@@ -176,7 +205,8 @@ class HeritrixState:
             self._databases.clear()
             self.env.close()
         finally:
-            self._probe.close()
+            if self._probe is not None:
+                self._probe.close()
             if self._scratch is not None:
                 shutil.rmtree(self._scratch, ignore_errors=True)
                 self._scratch = None

@@ -19,7 +19,11 @@ Hop path and via are the ones the crawl keeps in each record (``abstract_text``,
 import's ``alreadySeenUrl`` keys; a journal names URLs), directives and precedences (Heritrix
 recomputes them as it schedules), per-queue politeness state.
 
-The state is opened read-only.
+The state is opened read-only: a folder, or a served one's address (``pycrawler crawl
+--serve`` or ``pycrawler serve``). A running crawl moves while it is read, so ``pending`` is
+read first, then ``fetched``: a URL that leaves ``pending`` in between has its record in
+``fetched`` by then (the crawl writes the record before it deletes the URL), so no URL the
+crawl had is missing; one fetched in between is written twice, ``Fs`` and ``F+`` (pending).
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..errors import BadInput
-from ..store import Environment, logfile
+from .. import store
+from ..store import Environment, gateway_address, logfile
 from .journal import ADDED, FAILURE, SUCCESS, journal_line, write_journal
 
 PAGE = 65536
@@ -51,6 +56,12 @@ def crawl_journal_lines(env: Environment, counts: dict[str, int]) -> Iterator[st
         raise BadInput(f"{env.path} is not a pycrawler crawl state: its {PENDING} database is no work-queue "
                        f"frontier's (it has no {META}); a Heritrix crawl state is read with pycrawler heritrix export")
     counts.update(dict.fromkeys((SUCCESS, FAILURE, ADDED), 0))
+    queued = []   # (ordinal, value) of every pending URL; caps have empty values
+    if PENDING in names:
+        for key, value in env.open_database(PENDING, read_only=True).items(page_records=PAGE):
+            if value:
+                queued.append((decode_key(key)[3], value))
+        queued.sort(key=lambda pair: pair[0])
     if FETCHED in names:
         values = env.open_database(FETCHED, read_only=True).values(page_records=PAGE)
         while page := list(islice(values, PAGE)):
@@ -58,26 +69,21 @@ def crawl_journal_lines(env: Environment, counts: dict[str, int]) -> Iterator[st
                 tag = SUCCESS if record.status_code > 0 else FAILURE
                 counts[tag] += 1
                 yield journal_line(tag, record.ori_url, *discovery(record))
-    if PENDING in names:
-        queued = []   # (ordinal, value) of every pending URL; caps have empty values
-        for key, value in env.open_database(PENDING, read_only=True).items(page_records=PAGE):
-            if value:
-                queued.append((decode_key(key)[3], value))
-        queued.sort(key=lambda pair: pair[0])
-        for start in range(0, len(queued), PAGE):
-            for record in decode_many([value for _, value in queued[start:start + PAGE]]):
-                counts[ADDED] += 1
-                yield journal_line(ADDED, record.ori_url, *discovery(record))
+    for start in range(0, len(queued), PAGE):
+        for record in decode_many([value for _, value in queued[start:start + PAGE]]):
+            counts[ADDED] += 1
+            yield journal_line(ADDED, record.ori_url, *discovery(record))
 
 
 def write_crawl_journal(state: str | Path, out: BinaryIO) -> dict[str, int]:
-    """Write the crawl state at ``state`` (opened read-only) as a gzipped journal to ``out``;
-    returns lines per tag."""
-    state = Path(state)
-    if not state.is_dir() or not logfile.jdb_files(state):
-        raise BadInput(f"{state} is not a pycrawler crawl state: "
-                       + ("it does not exist" if not state.exists() else "it holds no JE log files (.jdb)"))
+    """Write the crawl state at ``state`` (a folder or an address, opened read-only) as a
+    gzipped journal to ``out``; returns lines per tag."""
+    if not gateway_address.is_address(str(state)):
+        state = Path(state)
+        if not state.is_dir() or not logfile.jdb_files(state):
+            raise BadInput(f"{state} is not a pycrawler crawl state: "
+                           + ("it does not exist" if not state.exists() else "it holds no JE log files (.jdb)"))
     counts: dict[str, int] = {}
-    with Environment(state, read_only=True) as env:
+    with store.open(state, read_only=True) as env:
         write_journal(out, crawl_journal_lines(env, counts))
     return counts

@@ -9,6 +9,8 @@ through py4j. Both take and return batches packed as ``(data, offsets)`` (see
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .java_errors import je_errors
@@ -16,6 +18,19 @@ from .packing import unpack
 
 DUPLICATES = {None: -1, False: 0, True: 1}
 """``sorted_duplicates`` as ``Served.Configs`` passes it (-1: as created)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Census:
+    """A database's keys read as work-queue keys (a class key, ``0x00``, two order bytes, a
+    48-bit ordinal; see :mod:`pycrawler.frontier.workqueues`), by ``WorkQueues.census`` in
+    Java: each queue's prefix (class key + ``0x00``) and URL count in key order (caps not
+    counted), and the smallest and largest ordinal (-1: no URL)."""
+
+    prefixes: list[bytes]
+    counts: list[int]
+    min_ordinal: int
+    max_ordinal: int
 
 
 def database_config(create: bool, read_only: bool, transactional: bool, duplicates: int, key_prefixing: bool):
@@ -59,6 +74,27 @@ class LocalAccess:
 
     def _maybe(self, data: bytes | None):
         return None if data is None else self._bytes(data)
+
+    def je_version(self) -> str:
+        import jpype
+
+        return str(jpype.JClass("org.pycrawler.bridge.Versions").je())
+
+    def stored_key_prefixing(self, names: list[str]) -> dict[str, bool]:
+        """Read from JE's database tree: a database handle reports the flag its opener asked
+        for, not the stored one (internal API, named differently in JE 3.3 and 7)."""
+        import jpype
+
+        internal = jpype.JClass("com.sleepycat.je.DbInternal")
+        env_impl = getattr(internal, "getNonNullEnvImpl", None) or internal.envGetEnvironmentImpl
+        tree = env_impl(self._env).getDbTree()
+        stored = {}
+        for entry in tree.getDbNamesAndIds().entrySet():
+            if str(entry.getValue()) in names:
+                impl = tree.getDb(entry.getKey())
+                stored[str(entry.getValue())] = bool(impl.getKeyPrefixing())
+                tree.releaseDb(impl)
+        return stored
 
     # -- databases -------------------------------------------------------------------------
     def open_database(self, name: str, *, create: bool, read_only: bool, transactional: bool,
@@ -123,6 +159,13 @@ class LocalAccess:
 
     def delete_range(self, db, txn, start: bytes | None, stop: bytes | None) -> int:
         return int(self._bulk.deleteRange(db, txn, self._maybe(start), self._maybe(stop)))
+
+    def census(self, db) -> Census:
+        import jpype
+
+        found = jpype.JClass("org.pycrawler.bridge.WorkQueues").census(db)
+        return Census(unpack(found.prefixes.data, found.prefixes.offsets), np.asarray(found.counts).tolist(),
+                      int(found.minOrdinal), int(found.maxOrdinal))
 
     def scan(self, db, txn, position, resume_value, inclusive, bound, reverse, records, max_bytes, keys_only):
         page = self._bulk.scan(db, txn, self._maybe(position), self._maybe(resume_value), inclusive,

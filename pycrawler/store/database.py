@@ -151,6 +151,13 @@ class Database:
             values, found = self._access.get_many(self.java, _java_txn(txn), _packed(keys))
         return [v if hit else None for v, hit in zip(values, found)]
 
+    def queue_census(self):
+        """Its keys counted as a work-queue frontier's ``pending`` keys are (see
+        :class:`~pycrawler.store.access.Census`): one walk in Java over committed records,
+        each read without holding its lock, one call in process or through a gateway."""
+        with self._access.errors(self._where):
+            return self._access.census(self.java)
+
     def delete_range(self, start: bytes | None = None, stop: bytes | None = None, txn=None) -> int:
         """Remove every record with ``start <= key < stop``; returns how many."""
         with self._access.errors(self._where):

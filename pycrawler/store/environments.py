@@ -41,6 +41,16 @@ class Environments:
             raise BadInput(f"{self.path} was opened (or served) without transactions")
         return Transaction(self)
 
+    def je_version(self) -> str:
+        """The version of the JE that holds the environment: this process's, or its server's."""
+        with self.access.errors(str(self.path)):
+            return self.access.je_version()
+
+    def stored_key_prefixing(self) -> dict[str, bool]:
+        """Database name -> whether JE prefixes its keys, as stored."""
+        with self.access.errors(str(self.path)):
+            return self.access.stored_key_prefixing(self.database_names())
+
     def _handle(self):
         """JE's environment object (in process) or the server's entry point; None once closed."""
         raise NotImplementedError

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import PycrawlerError
 from . import gateway_address
-from .access import DUPLICATES
+from .access import DUPLICATES, Census
 from .environments import Environments
 from .packing import frame, unframe
 
@@ -64,6 +64,12 @@ class RemoteAccess:
         self._served = served
 
     errors = staticmethod(gateway_errors)
+
+    def je_version(self) -> str:
+        return str(self._served.jeVersion())
+
+    def stored_key_prefixing(self, names: list[str]) -> dict[str, bool]:
+        return {name: bool(self._served.keyPrefixing(name)) for name in names}
 
     def open_database(self, name: str, *, create: bool, read_only: bool, transactional: bool,
                       sorted_duplicates: bool | None, key_prefixing: bool):
@@ -126,6 +132,11 @@ class RemoteAccess:
         keys, values = unframe(_bytes(self._served.scan(db, txn or 0, position, resume_value, inclusive, bound, reverse,
                                                         records, max_bytes, keys_only)), 2)
         return keys, values
+
+    def census(self, db) -> Census:
+        prefixes, numbers = unframe(_bytes(self._served.census(db)), 2)
+        figures = np.frombuffer(numbers[0], dtype=">i8").tolist()
+        return Census(prefixes, figures[:-2], figures[-2], figures[-1])
 
 
 def _one(record: bytes) -> tuple[bytes, np.ndarray]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ipaddress
 import secrets
 import sys
+from pathlib import Path
 
 from .. import jvm
 from ..errors import BadInput, SetupError
@@ -52,8 +53,9 @@ class Gateway:
 
         self.env = env
         self.token = secrets.token_urlsafe(32)
-        self._served = jpype.JClass("org.pycrawler.bridge.Served")(env.java, database_config,
-                                                                  int(idle_timeout * 1000))
+        self._served = jpype.JClass("org.pycrawler.bridge.Served")(
+            env.java, database_config, lambda name: env.access.stored_key_prefixing([str(name)])[str(name)],
+            int(idle_timeout * 1000))
         allowed = None
         if not allow_remote:
             InetAddress = jpype.JClass("java.net.InetAddress")
@@ -73,7 +75,7 @@ class Gateway:
         self.address = gateway_address.format_address(host, int(self._server.getListeningPort()))
         files = logfile.jdb_files(env.path)
         try:
-            gateway_address.write(self.address, {"token": self.token, "home": str(env.path),
+            gateway_address.write(self.address, {"token": self.token, "home": str(Path(env.path).resolve()),
                                                  "log_version": logfile.log_version(env.path) if files else None})
         except BaseException:
             self.close()

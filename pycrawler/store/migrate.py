@@ -10,7 +10,9 @@ byte, and each section's header the database's name and whether it has sorted du
 (plus, here, whether JE prefixes its keys). The records cross JNI in batches on both sides.
 
 The source is opened read-only, so it is left as it was; the target must not exist yet, and
-is removed again if the copy fails, so a failed migration leaves nothing half-copied.
+is removed again if the copy fails, so a failed migration leaves nothing half-copied. The
+source may be a served environment's address (``py4j://HOST:PORT``): the reader then reads it
+through the gateway, a page of records per round trip, and needs no JE of its own.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 
 from .. import jvm
 from ..errors import BadInput, PycrawlerError, SetupError
-from . import logfile
+from . import gateway_address, logfile
 
 TARGETS = (3, 7)
 KEY_PREFIXING = "keyprefixing"   # a DbDump header field of our own: JE's DbLoad has no such option
@@ -61,20 +63,27 @@ def find_je7_jar(given: str | Path | None) -> Path | None:
 
 
 def migrate(source: str | Path, target: str | Path, to: int, *, je7_jar: str | Path | None = None) -> dict[str, int]:
-    """Copy every database of ``source`` into a new environment ``target`` written by JE
-    ``to`` (3 or 7); returns the records copied per database."""
-    source, target = Path(source), Path(target)
+    """Copy every database of ``source`` (a folder, or a served environment's address) into a
+    new environment ``target`` written by JE ``to`` (3 or 7); returns the records copied per
+    database."""
+    served = gateway_address.is_address(str(source))
+    source, target = str(source) if served else Path(source), Path(target)
     if to not in TARGETS:
         raise BadInput(f"--to is 3 or 7, not {to}")
-    if not source.is_dir() or not logfile.jdb_files(source):
+    if not served and (not source.is_dir() or not logfile.jdb_files(source)):
         raise BadInput(f"{source} is not a JE environment (no .jdb files)")
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise BadInput(f"{target} exists and is not empty: migrate writes a new environment")
-    from_major = je_major_for(logfile.log_version(source))
     jar = find_je7_jar(je7_jar)
+    if served:
+        gateway_address.read(source)  # no token, no gateway: one line now rather than from the reader
+        reading, reader_env = f"reading {source}", None
+    else:
+        from_major = je_major_for(logfile.log_version(source))
+        reading, reader_env = f"reading {source} with JE {from_major}", _child_env(from_major, jar)
     command = [sys.executable, "-m", __name__]
     reader = subprocess.Popen([*command, "read", str(source)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              env=_child_env(from_major, jar))
+                              env=reader_env)
     try:
         writer = subprocess.run([*command, "write", str(target)], stdin=reader.stdout, capture_output=True,
                                 env=_child_env(to, jar))
@@ -85,7 +94,7 @@ def migrate(source: str | Path, target: str | Path, to: int, *, je7_jar: str | P
     if reader.returncode != 0 or writer.returncode != 0:
         shutil.rmtree(target, ignore_errors=True)
         message = (read_errors if reader.returncode else writer.stderr.decode("utf-8", "replace")).strip()
-        side = f"reading {source} with JE {from_major}" if reader.returncode else f"writing {target} with JE {to}"
+        side = reading if reader.returncode else f"writing {target} with JE {to}"
         raise PycrawlerError(f"migration failed {side}: {message.splitlines()[-1] if message else 'no message'}")
     counts = {}
     for line in writer.stdout.decode().splitlines():
@@ -100,36 +109,18 @@ def _child_env(major: int, je7_jar: Path | None) -> dict[str, str]:
 
 # -- the two children -----------------------------------------------------------------------------
 
-def stored_key_prefixing(env) -> dict[str, bool]:
-    """Database name -> whether JE prefixes its keys, as stored. A database handle reports the
-    flag its opener asked for, not the stored one, so it is read from JE's database tree
-    (internal API, named differently in JE 3.3 and 7)."""
-    import jpype
-
-    internal = jpype.JClass("com.sleepycat.je.DbInternal")
-    env_impl = getattr(internal, "getNonNullEnvImpl", None) or internal.envGetEnvironmentImpl
-    tree = env_impl(env.java).getDbTree()
-    stored = {}
-    for entry in tree.getDbNamesAndIds().entrySet():
-        impl = tree.getDb(entry.getKey())
-        stored[str(entry.getValue())] = bool(impl.getKeyPrefixing())
-        tree.releaseDb(impl)
-    return stored
-
-
-def _read(source: Path) -> None:
-    """Every database of ``source`` as DbDump sections on standard output."""
-    from . import Environment, dbdump
+def _read(source: str) -> None:
+    """Every database of ``source`` (a folder or an address) as DbDump sections on standard output."""
+    from . import dbdump, open as open_environment
 
     out = sys.stdout.buffer
-    with Environment(source, read_only=True) as env:
-        prefixing = stored_key_prefixing(env)
+    with open_environment(source, read_only=True) as env:
+        prefixing = env.stored_key_prefixing()
         for name in env.database_names():
             if not dbdump.header_safe(name):
                 raise BadInput(f"{source}: database {name!r} has a name a DbDump header cannot carry")
             db = env.open_database(name)
-            config = db.java.getConfig()
-            with dbdump.DbDumpWriter(out, database=name, dupsort=bool(config.getSortedDuplicates())) as writer:
+            with dbdump.DbDumpWriter(out, database=name, dupsort=db.sorted_duplicates) as writer:
                 writer.header.extra[KEY_PREFIXING] = str(int(prefixing[name]))
                 for chunk in _chunks(db.items()):
                     writer.write_many(chunk)
@@ -173,7 +164,7 @@ def _chunks(records) -> Iterator[list[tuple[bytes, bytes]]]:
 def _main(argv: list[str]) -> int:
     action, path = argv
     try:
-        (_read if action == "read" else _write)(Path(path))
+        _read(path) if action == "read" else _write(Path(path))
     except PycrawlerError as exc:
         print(f"pycrawler: {exc}", file=sys.stderr)
         return exc.exit_code

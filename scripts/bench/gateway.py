@@ -13,7 +13,11 @@ repetition:
   ``pycrawler serve`` process started here (one socket round trip per batch).
 
 Then per-record round trips: ``--single`` records through ``Database.put`` / ``get``, one
-call each, both ways (what a hot path must not do). Both environments have the project's
+call each, both ways (what a hot path must not do). Then a work-queue frontier's ``pending``
+of ``--census-urls`` keys in ``--queues`` queues: its census (``Database.queue_census``, what
+``frontier stats`` of a served crawl runs) timed both ways, and the gateway's batched put
+measured again while a second client runs censuses back to back (what reading a live crawl's
+statistics costs its writer). Both environments have the project's
 defaults (transactional, JE's durability: sync at commit, the default heap); no transaction is
 passed, so each batch commits once. Rates are records per second of wall time, medians of
 ``--repeat`` runs; the last line is ``key=value`` figures, with the load average.
@@ -29,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -72,6 +77,37 @@ def single(db, keys, values) -> tuple[float, float]:
     return len(keys) / put, len(keys) / get
 
 
+def pending_keys(urls: int, queues: int) -> list[bytes]:
+    """Keys laid out as a work-queue frontier's: class key, 0x00, directive, precedence, ordinal."""
+    return sorted(b"host%d.example\x00" % (i % queues) + b"\x03\x01" + i.to_bytes(6, "big") for i in range(urls))
+
+
+def timed_census(db) -> float:
+    start = time.perf_counter()
+    db.queue_census()
+    return time.perf_counter() - start
+
+
+def put_under_census(db, census_db, keys, values, batch: int) -> float:
+    """Put rate of ``db`` while another thread (its own client) runs ``census_db``'s census in a loop."""
+    done = threading.Event()
+
+    def census_loop() -> None:
+        while not done.is_set():
+            census_db.queue_census()
+
+    thread = threading.Thread(target=census_loop)
+    thread.start()
+    try:
+        start = time.perf_counter()
+        for at in range(0, len(keys), batch):
+            db.put_many(keys[at:at + batch], values[at:at + batch])
+        return len(keys) / (time.perf_counter() - start)
+    finally:
+        done.set()
+        thread.join()
+
+
 def serve(folder: Path, runtime: Path) -> tuple[subprocess.Popen, str]:
     env = os.environ | {"PYCRAWLER_RUNTIME_DIR": str(runtime)}
     process = subprocess.Popen([sys.executable, "-m", "pycrawler", "serve", str(folder), "--create"],
@@ -89,6 +125,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=10_000)
     parser.add_argument("--single", type=int, default=2_000, help="records of the per-record runs")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--census-urls", type=int, default=500_000, help="keys of the census runs' pending")
+    parser.add_argument("--queues", type=int, default=5_000, help="queues of the census runs' pending")
     args = parser.parse_args()
 
     keys, values = workload(args.records)
@@ -102,10 +140,14 @@ def main() -> None:
 
     try:
         jvm.start()
-        with store.Environment(work / "local", create=True) as local, store.open(address) as remote:
+        with store.Environment(work / "local", create=True) as local, store.open(address) as remote, \
+                store.open(address) as reader:
             warm = workload(20_000, seed=1)
+            pending = pending_keys(args.census_urls, args.queues)
             for env in (local, remote):   # the JIT compiles JE and the bridge outside the timings
                 batched(env.open_database("warm-up", create=True), *warm, args.batch)
+                env.open_database("pending", create=True).put_many(pending, [b""] * len(pending))
+            served_pending = reader.open_database("pending")
             for run in range(args.repeat):
                 for name, env in (("local", local), ("gateway", remote)):
                     db = env.open_database(f"run-{run}", create=True)
@@ -116,6 +158,9 @@ def main() -> None:
                                       keys[:args.single], values[:args.single])
                     note(f"{name}_single_put", put)
                     note(f"{name}_single_get", get)
+                    note(f"{name}_census_ms", 1000 * timed_census(env.open_database("pending")))
+                note("gateway_put_under_census", put_under_census(remote.open_database(f"census-{run}", create=True),
+                                                                 served_pending, keys, values, args.batch))
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=60)
@@ -128,7 +173,12 @@ def main() -> None:
               f"({medians[f'gateway_{op}'] / medians[f'local_{op}']:.0%})")
         print(f"per record {op}: in process {medians[f'local_single_{op}']:,.0f}/s, "
               f"gateway {medians[f'gateway_single_{op}']:,.0f}/s")
+    print(f"census of {args.census_urls:,} keys in {args.queues:,} queues: in process {medians['local_census_ms']:.0f} ms, "
+          f"gateway {medians['gateway_census_ms']:.0f} ms; gateway put while another client runs censuses "
+          f"{medians['gateway_put_under_census']:,.0f}/s "
+          f"({medians['gateway_put_under_census'] / medians['gateway_put']:.0%} of without)")
     ratios = {f"ratio_{op}": round(medians[f"gateway_{op}"] / medians[f"local_{op}"], 3) for op in ("put", "get")}
+    ratios["ratio_put_under_census"] = round(medians["gateway_put_under_census"] / medians["gateway_put"], 3)
     load = "/".join(f"{x:.2f}" for x in os.getloadavg())
     print(" ".join([f"{name}={value:.0f}" for name, value in sorted(medians.items())]
                    + [f"{name}={value}" for name, value in ratios.items()] + [f"load={load}"]))

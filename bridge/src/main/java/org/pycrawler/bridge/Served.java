@@ -20,34 +20,57 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@link Bulk} exactly as an in-process batch is. Answers to batches are frames too, as base64
  * text (see {@link #answer}); flags (which keys were inserted, found, removed) are one byte each.
  *
- * <p>A transaction left idle for longer than the time-out is aborted by a reaper thread: a
- * client that dies (or hangs) mid-transaction would otherwise hold its locks, and every writer
- * touching those records would wait on them, for as long as the server runs. The time-out is
- * counted from the end of the transaction's last call, so a long batch is never cut short.
+ * <p>A reaper thread aborts the transactions no client will end: at once (within
+ * {@link #OWNER_CHECK_MILLIS}) those whose client's connection is gone, and those left idle for
+ * longer than the time-out (a client that hangs). Either would otherwise hold its locks, and
+ * every writer touching those records would wait on them, for as long as the server runs. A
+ * transaction belongs to the connection that began it: py4j runs each connection's calls on a
+ * thread of its own, which ends when the connection closes (the client closed, or the socket
+ * dropped). The time-out is counted from the end of the transaction's last call, and no
+ * transaction is aborted during a call, so a long batch is never cut short.
  */
 public final class Served implements AutoCloseable {
+    /** How often the reaper looks for transactions whose client's connection has closed. */
+    static final long OWNER_CHECK_MILLIS = 100;
+
     private final Environment env;
     private final Configs configs;
+    private final java.util.function.Predicate<String> keyPrefixing;
     private final long idleMillis;
     private final AtomicLong ids = new AtomicLong();
     private final Map<Long, Database> databases = new ConcurrentHashMap<>();
     private final Map<Long, Open> transactions = new ConcurrentHashMap<>();
     private final Thread reaper;
 
-    /** An open transaction, its calls in progress, and when the last one ended. */
+    /**
+     * An open transaction, the thread of the connection that began it, its calls in progress,
+     * and when the last one ended.
+     */
     private static final class Open {
         final Transaction txn;
+        final Thread owner = Thread.currentThread();
         int calls;
         long idleSince = System.currentTimeMillis();
 
         Open(Transaction txn) {
             this.txn = txn;
         }
+
+        boolean abandoned(long now, long idleMillis) {
+            return calls == 0 && (!owner.isAlive() || now - idleSince > idleMillis);
+        }
     }
 
-    public Served(Environment env, Configs configs, long idleMillis) {
+    /**
+     * {@code keyPrefixing} says whether JE prefixes a database's keys as stored (its handles
+     * report what their opener asked for; JE's internal API, which knows, differs between
+     * releases, so the caller supplies it).
+     */
+    public Served(Environment env, Configs configs, java.util.function.Predicate<String> keyPrefixing,
+            long idleMillis) {
         this.env = env;
         this.configs = configs;
+        this.keyPrefixing = keyPrefixing;
         this.idleMillis = idleMillis;
         reaper = new Thread(this::reap, "pycrawler-gateway-reaper");
         reaper.setDaemon(true);
@@ -85,6 +108,11 @@ public final class Served implements AutoCloseable {
             names.add(utf8, 0, utf8.length);
         }
         return answer(Packed.frame(names.build()));
+    }
+
+    /** Whether JE prefixes the keys of database {@code name}, as stored. */
+    public boolean keyPrefixing(String name) {
+        return keyPrefixing.test(name);
     }
 
     public void removeDatabase(String name) throws DatabaseException {
@@ -143,6 +171,11 @@ public final class Served implements AutoCloseable {
         take(txn).txn.abort();
     }
 
+    /** Whether {@code txn} is open: neither ended by its client nor aborted by the reaper. */
+    boolean isOpen(long txn) {
+        return transactions.containsKey(txn);
+    }
+
     private Open take(long txn) {
         Open open = transactions.remove(txn);
         if (open == null) {
@@ -152,8 +185,8 @@ public final class Served implements AutoCloseable {
     }
 
     private IllegalStateException gone(long txn) {
-        return new IllegalStateException("transaction " + txn + " is no longer open (ended, or aborted after "
-                + idleMillis / 1000.0 + " s without a call)");
+        return new IllegalStateException("transaction " + txn + " is no longer open (ended, aborted when the "
+                + "connection that began it closed, or aborted after " + idleMillis / 1000.0 + " s without a call)");
     }
 
     private interface Call<T> {
@@ -186,7 +219,7 @@ public final class Served implements AutoCloseable {
     private void reap() {
         while (!Thread.currentThread().isInterrupted()) {
             try {
-                Thread.sleep(Math.max(10, idleMillis / 4));
+                Thread.sleep(Math.max(10, Math.min(OWNER_CHECK_MILLIS, idleMillis / 4)));
             } catch (InterruptedException e) {
                 return;
             }
@@ -195,7 +228,7 @@ public final class Served implements AutoCloseable {
             synchronized (transactions) {
                 for (Iterator<Open> it = transactions.values().iterator(); it.hasNext();) {
                     Open open = it.next();
-                    if (open.calls == 0 && now - open.idleSince > idleMillis) {
+                    if (open.abandoned(now, idleMillis)) {
                         it.remove();
                         stale.add(open.txn);
                     }
@@ -276,6 +309,25 @@ public final class Served implements AutoCloseable {
             boolean reverse, int limit, int maxBytes, boolean keysOnly) throws DatabaseException {
         return answer(Packed.frame(in(txn, t -> Bulk.scan(db(db), t, from, fromValue, fromInclusive, stop, reverse,
                 limit, maxBytes, keysOnly))));
+    }
+
+    /**
+     * {@link WorkQueues#census} of a served database, framed: the queue prefixes, then one
+     * record of big-endian longs: each queue's count, the smallest ordinal, the largest.
+     */
+    public String census(long db) throws DatabaseException {
+        WorkQueues.Census census = WorkQueues.census(db(db));
+        java.nio.ByteBuffer numbers = java.nio.ByteBuffer.allocate(8 * (census.counts.length + 2));
+        for (long count : census.counts) {
+            numbers.putLong(count);
+        }
+        numbers.putLong(census.minOrdinal).putLong(census.maxOrdinal);
+        return answer(Packed.frame(census.prefixes, new Packed(numbers.array(), new int[] {0, numbers.capacity()})));
+    }
+
+    /** The JE release serving the environment (JE's own version string). */
+    public String jeVersion() {
+        return Versions.je();
     }
 
     /** Aborts what clients left open and closes their databases; the environment stays open. */

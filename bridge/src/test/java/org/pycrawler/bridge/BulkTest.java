@@ -12,23 +12,17 @@ import com.sleepycat.je.DatabaseConfig;
 import com.sleepycat.je.DatabaseEntry;
 import com.sleepycat.je.DatabaseException;
 import com.sleepycat.je.Environment;
-import com.sleepycat.je.EnvironmentConfig;
 import com.sleepycat.je.LockMode;
 import com.sleepycat.je.OperationStatus;
 import com.sleepycat.je.Transaction;
 import java.io.File;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
-import java.util.stream.Stream;
 import org.junit.After;
 import org.junit.Before;
 import org.junit.Rule;
@@ -51,11 +45,8 @@ public class BulkTest {
 
     @Before
     public void openEnvironment() throws Exception {
-        home = new File(System.getProperty("pycrawler.scratch", "target/java-test-envs"),
-                getClass().getSimpleName() + "-" + testName.getMethodName());
-        deleteTree(home.toPath());
-        assertTrue(home.mkdirs());
-        env = open(home, true);
+        home = Scratch.folder(getClass(), testName.getMethodName());
+        env = Scratch.open(home, true);
         db = openDatabase(env, "records", true);
     }
 
@@ -67,14 +58,7 @@ public class BulkTest {
         if (env != null) {
             env.close();
         }
-        deleteTree(home.toPath());
-    }
-
-    private static Environment open(File dir, boolean transactional) throws DatabaseException {
-        EnvironmentConfig config = new EnvironmentConfig();
-        config.setAllowCreate(true);
-        config.setTransactional(transactional);
-        return new Environment(dir, config);
+        Scratch.deleteTree(home.toPath());
     }
 
     private static Database openDatabase(Environment env, String name, boolean transactional)
@@ -83,17 +67,6 @@ public class BulkTest {
         config.setAllowCreate(true);
         config.setTransactional(transactional);
         return env.openDatabase(null, name, config);
-    }
-
-    private static void deleteTree(Path root) throws IOException {
-        if (!Files.exists(root)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(root)) {
-            for (Path p : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) {
-                Files.delete(p);
-            }
-        }
     }
 
     // -- packing helpers -------------------------------------------------------------------
@@ -426,7 +399,7 @@ public class BulkTest {
         env.close();
         File plain = new File(home, "plain");
         assertTrue(plain.mkdirs());
-        env = open(plain, false);
+        env = Scratch.open(plain, false);
         db = openDatabase(env, "records", false);
         putAll("b", "2", "a", "1");
         Packed keys = pack("a", "x", "b");

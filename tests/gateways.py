@@ -27,8 +27,8 @@ class Server:
     def __init__(self, folder, *extra, env: dict | None = None):
         self.folder = folder
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "pycrawler", "serve", str(folder), "--create",
-             "--idle-timeout", str(IDLE_TIMEOUT), *extra],
+            [sys.executable, "-m", "pycrawler", "serve", str(folder),
+             *([] if "--read-only" in extra else ["--create"]), "--idle-timeout", str(IDLE_TIMEOUT), *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         self.address = self._first_line()
 

@@ -3,6 +3,7 @@ output formats, the one-line errors and their exit codes."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -178,6 +179,11 @@ def assert_same_as_the_folder(served: dict, local: dict, server: Server, folder)
         "(live state (no writer))", f"(served from {server.folder.resolve()})")
 
 
+def file_states(path) -> dict[str, tuple[str, int]]:
+    return {f.name: (hashlib.sha256(f.read_bytes()).hexdigest(), f.stat().st_mtime_ns)
+            for f in sorted(path.iterdir()) if f.is_file()}
+
+
 def test_inspect_seen_and_export_through_an_address_give_the_folders_output(state, tmp_path, runtime):
     shutil.copytree(state, tmp_path / "copy")
     with Server(tmp_path / "copy") as server:
@@ -188,12 +194,23 @@ def test_inspect_seen_and_export_through_an_address_give_the_folders_output(stat
     assert_same_as_the_folder(served, outputs(state, tmp_path, "local"), server, state)
 
 
-def test_a_heritrix_3_store_served_by_je_7_reads_the_same_through_its_address(shared, je7_jar, tmp_path, runtime):
-    """The server runs JE 7; this side needs no JE 7 to read through the address."""
-    fixture = shared / "fixtures" / "je7-heritrix-layout"
-    shutil.copytree(fixture, tmp_path / "copy")
-    with Server(tmp_path / "copy", env=with_je(je7_jar)) as server:
+def test_a_state_served_read_only_reads_the_same_and_keeps_every_byte(state, tmp_path, runtime):
+    before = file_states(state)
+    with Server(state, "--read-only") as server:
         served = outputs(server.address, tmp_path, "served")
+        one_line_error(pycrawler("frontier", "put", server.address, "http://example.com/"), 2, "read-only")
+    assert file_states(state) == before
+    assert_same_as_the_folder(served, outputs(state, tmp_path, "local"), server, state)
+
+
+def test_a_heritrix_3_store_served_by_je_7_reads_the_same_through_its_address(shared, je7_jar, tmp_path, runtime):
+    """The server runs JE 7, read-only on the fixture itself, whose bytes it leaves as they were;
+    this side needs no JE 7 to read through the address."""
+    fixture = shared / "fixtures" / "je7-heritrix-layout"
+    before = file_states(fixture)
+    with Server(fixture, "--read-only", env=with_je(je7_jar)) as server:
+        served = outputs(server.address, tmp_path, "served")
+    assert file_states(fixture) == before
     assert "read with JE 7.5.11" in served["inspect"]
     assert_same_as_the_folder(served, outputs(fixture, tmp_path, "local", env=with_je(je7_jar)), server, fixture)
 

@@ -147,7 +147,8 @@ class RemoteEnvironment(Environments):
     """The environment served at ``address`` (``py4j://HOST:PORT``), with the methods of
     :class:`~pycrawler.store.Environment`. ``token``: py4j's auth token; by default the one the
     server wrote for this address (:mod:`~pycrawler.store.gateway_address`). ``read_only``
-    opens databases read-only (the server keeps the environment writable for others)."""
+    opens databases read-only (the server keeps the environment writable for others); an
+    environment served read-only (``pycrawler serve --read-only``) is read-only whatever it says."""
 
     def __init__(self, address: str, *, token: str | None = None, read_only: bool = False):
         from py4j.java_gateway import GatewayParameters, JavaGateway
@@ -166,6 +167,7 @@ class RemoteEnvironment(Environments):
         try:
             served = self._gateway.entry_point
             self.transactional = bool(served.transactional())
+            self.read_only = read_only or bool(served.readOnly())
         except Py4JAuthenticationError:
             self._gateway.close()
             raise GatewayGone(f"{address} refused the connection: wrong token, or a peer address it does not "

@@ -35,12 +35,11 @@ def _note(line) -> None:
 
 
 class Gateway:
-    """``env`` served at :attr:`address` until :meth:`close` (the environment stays open)."""
+    """``env`` served at :attr:`address` until :meth:`close` (the environment stays open).
+    An environment open read-only is served read-only: its clients see it read-only too."""
 
     def __init__(self, env, *, host: str = "127.0.0.1", port: int = 0, idle_timeout: float = IDLE_TIMEOUT,
                  allow_remote: bool = False):
-        if env.read_only:
-            raise BadInput(f"{env.path} is open read-only: serve it read-write (a server owns its environment)")
         try:
             loopback = ipaddress.ip_address(host).is_loopback
         except ValueError:

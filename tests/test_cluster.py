@@ -136,6 +136,7 @@ def test_killed_worker_hosts_move_after_the_lease_and_it_rejoins(local_redis, tm
         victim, victim_state = workers[2], states[2]
         victim.send_signal(signal.SIGKILL)
         victim.wait()
+        killed_at = time.monotonic()
         time.sleep(LEASE + 4 * HEARTBEAT)
         report = status(local_redis.url)
         assert "2 live of 3 workers seen" in report
@@ -143,10 +144,15 @@ def test_killed_worker_hosts_move_after_the_lease_and_it_rejoins(local_redis, tm
         # In flight at the kill: what the site answered the victim, less what its JE state
         # committed as fetched (read before it rejoins and writes again).
         in_flight = set(site.fetch_counts(agent(victim_state))) - committed_fetches(victim_state)
+        rejoined_at = time.monotonic()
         rejoined = start_worker(site, victim_state, local_redis.url)
         for worker in (*workers[:2], rejoined):
             finish(worker)
         assert set(site.fetch_counts()) == site.reachable
+        victim_hosts = {h for h, state in owners(site, states).items() if state == victim_state}
+        assert any(h in victim_hosts and path != "/robots.txt" and killed_at < at < rejoined_at
+                   for h, path, at, _ in site.requests), \
+            "the survivors did not take the victim's hosts over"
         # Neither the survivors that took its hosts nor the victim back from its state folder
         # fetch again what another worker fetched: only a page in flight at the kill repeats.
         assert repeats(site) <= len(in_flight) <= CONCURRENCY

@@ -19,7 +19,9 @@ Faults:
   those pages only through links other hosts send them.
 - **hosts change owner** (a worker joins, leaves, dies or comes back): a URL a worker polls
   from its frontier for a host it no longer owns is forwarded to the owner instead of fetched
-  (``forward``). What a host's earlier owners fetched is in Redis: every worker appends the
+  (``forward``); should it come back (the worker it went to died before committing it, and its
+  stream was re-routed to the host's owner, this one again), ``handed_back`` names it, for the
+  engine to schedule past its seen table. What a host's earlier owners fetched is in Redis: every worker appends the
   8-byte Visited keys of the URLs it fetched to the host's string
   ``pycrawler:NAME:fetched:HOST`` (``APPEND``, in the pipeline of the flush that sends the
   links, before the fetches are committed in JE), and a worker that gained a host reads that
@@ -92,6 +94,7 @@ class HostSplitExchange:
         self.hosts: set[str] = set()      # hosts seen in links, published for `cluster status`
         self.new_hosts: list[str] = []
         self.unacked: list[Delivery] = []
+        self._handed: set[str] = set()  # URLs forwarded away: this worker's seen table knows them
         self.traffic = {"sent": 0, "dropped": 0, "received": 0, "bytes_sent": 0, "forwarded": 0,
                         "learned": 0}
         self._fresh_start = True  # the first read takes this worker's own unacknowledged entries
@@ -165,8 +168,14 @@ class HostSplitExchange:
                 keep.append(url)
             else:
                 self.outbox.setdefault(owner, []).append(url)
+                self._handed.add(url)
                 self.traffic["forwarded"] += 1
         return keep
+
+    def handed_back(self, urls: Sequence[str]) -> list[str]:
+        back = [url for url in urls if url in self._handed]
+        self._handed.difference_update(back)
+        return back
 
     def fetched(self, urls: Sequence[str], keys: np.ndarray) -> None:
         raw = np.asarray(keys, dtype="<u8").tobytes()

@@ -128,6 +128,20 @@ def test_three_workers_fetch_every_page_once_and_keep_politeness(local_redis, tm
     assert report.count("pages ") == 3
 
 
+def test_a_worker_that_owns_no_host_sends_its_seeds_and_ends_with_the_others(local_redis, tmp_path):
+    with MultiHostSite(hosts=3, pages=4) as site:
+        hosts = [host_of(url) for url in site.seeds]
+        names = [f"w{i}" for i in range(100)]
+        idle = next(n for n in names if all(weight(n, h) < weight("busy", h) for h in hosts))
+        states = [tmp_path / "busy", tmp_path / "idle"]
+        workers = [start_worker(site, state, local_redis.url, "c", "--worker", state.name.replace("idle", idle))
+                   for state in states]
+        for worker in workers:
+            finish(worker)
+        assert set(site.fetch_counts()) == site.reachable
+        assert not site.fetch_counts(agent(states[1]))
+
+
 def test_killed_worker_hosts_move_after_the_lease_and_it_rejoins(local_redis, tmp_path):
     states = [tmp_path / f"w{i}" for i in range(3)]
     with MultiHostSite(hosts=9, pages=30) as site:

@@ -21,8 +21,8 @@ Faults:
   from its frontier for a host it no longer owns is forwarded to the owner instead of fetched
   (``forward``); should it come back (the worker it went to died before committing it, and its
   stream was re-routed to the host's owner, this one again), ``handed_back`` names it, for the
-  engine to schedule past its seen table. What a host's earlier owners fetched is in Redis: every worker appends the
-  8-byte Visited keys of the URLs it fetched to the host's string
+  engine to schedule past its seen table. What a host's earlier owners fetched is in Redis:
+  every worker appends the 8-byte Visited keys of the URLs it fetched to the host's string
   ``pycrawler:NAME:fetched:HOST`` (``APPEND``, in the pipeline of the flush that sends the
   links, before the fetches are committed in JE), and a worker that gained a host reads that
   string (``GET``) before it fetches the host's first URL (``earlier_fetches``): it learns the
@@ -274,6 +274,8 @@ class HostSplitExchange:
 
     # -- the cluster's state ------------------------------------------------------------------------
     def report(self, fetched: int, pending: int, idle: bool) -> bool:
+        if self.outbox or self.new_hosts:  # added outside a crawl flush (the seeds of a worker with no host yet)
+            self.flush()
         idle = idle and not self.outbox and not self.unacked
         self.figures = {"pages": fetched, "pending": pending, "idle": int(idle), **self.traffic}
         if not idle:
@@ -315,10 +317,10 @@ class HostSplitExchange:
                 log.info("re-routed %d entries of departed worker %s", moved, worker)
 
     def _reroute(self, worker: str) -> int | None:
-        """Move ``worker``'s stream to the URLs' owners in one MULTI, unless it is a member again:
-        a worker back from the dead may already have been sent URLs that their senders count as
-        handed over, and routing them back to a sender would drop them as seen. The WATCH makes
-        the check and the move one step (None: it is back)."""
+        """Move ``worker``'s stream to the URLs' owners in one MULTI, unless it is a member again
+        (this worker's view lags a heartbeat): the stream of a worker back from the dead is its
+        own to read, and must stay listed for the end-of-crawl check. The WATCH makes the check
+        and the move one step (None: it is back)."""
         members = self.membership.key("members")
         with self.membership.redis.pipeline(transaction=True) as pipe:
             pipe.watch(members)

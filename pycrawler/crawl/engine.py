@@ -562,7 +562,9 @@ class Crawler:
             urls = [url for delivery in deliveries for url in delivery.urls]
             back = set(self.exchange.handed_back(urls))
             if back:  # forwarded from here, bounced back uncrawled: the seen table must not drop them
-                self.frontier.schedule([discovered(url, 1, Hop.LINK.value, None) for url in back], layer=1, force=True)
+                forced = self.frontier.schedule([discovered(url, 1, Hop.LINK.value, None) for url in back], layer=1,
+                                                force=True)
+                self.summary.enqueued += forced.enqueued
                 urls = [url for url in urls if url not in back]
             done = self.frontier.schedule([discovered(url, 1, Hop.LINK.value, None) for url in urls], layer=1)
             self.frontier.flush()  # an asynchronous Visited table enqueues what it holds

@@ -131,11 +131,11 @@ def test_three_workers_fetch_every_page_once_and_keep_politeness(local_redis, tm
 def test_a_worker_that_owns_no_host_sends_its_seeds_and_ends_with_the_others(local_redis, tmp_path):
     with MultiHostSite(hosts=3, pages=4) as site:
         hosts = [host_of(url) for url in site.seeds]
-        names = [f"w{i}" for i in range(100)]
-        idle = next(n for n in names if all(weight(n, h) < weight("busy", h) for h in hosts))
+        # An id that loses every host to the worker "busy" under rendezvous hashing.
+        hostless = next(f"w{i}" for i in range(100) if all(weight(f"w{i}", h) < weight("busy", h) for h in hosts))
         states = [tmp_path / "busy", tmp_path / "idle"]
-        workers = [start_worker(site, state, local_redis.url, "c", "--worker", state.name.replace("idle", idle))
-                   for state in states]
+        workers = [start_worker(site, state, local_redis.url, "c", "--worker", worker)
+                   for state, worker in zip(states, ["busy", hostless])]
         for worker in workers:
             finish(worker)
         assert set(site.fetch_counts()) == site.reachable

@@ -12,6 +12,7 @@ redis-server is part of what is tested: without it these tests fail under CI and
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -131,11 +132,13 @@ def test_three_workers_fetch_every_page_once_and_keep_politeness(local_redis, tm
 def test_a_worker_that_owns_no_host_sends_its_seeds_and_ends_with_the_others(local_redis, tmp_path):
     with MultiHostSite(hosts=3, pages=4) as site:
         hosts = [host_of(url) for url in site.seeds]
-        # An id that loses every host to the worker "busy" under rendezvous hashing.
-        hostless = next(f"w{i}" for i in range(100) if all(weight(f"w{i}", h) < weight("busy", h) for h in hosts))
+        # Two ids such that the second loses every host to the first under rendezvous hashing
+        # (one pair in eight on three hosts).
+        pairs = ((f"busy{i}", f"hostless{i}") for i in itertools.count())
+        ids = next((a, b) for a, b in pairs if all(weight(b, h) < weight(a, h) for h in hosts))
         states = [tmp_path / "busy", tmp_path / "idle"]
         workers = [start_worker(site, state, local_redis.url, "c", "--worker", worker)
-                   for state, worker in zip(states, ["busy", hostless])]
+                   for state, worker in zip(states, ids)]
         for worker in workers:
             finish(worker)
         assert set(site.fetch_counts()) == site.reachable

@@ -2,8 +2,9 @@
 
 Each worker is a ``pycrawler crawl ... --redis URL --cluster NAME`` subprocess with its own
 state folder; the site (127.0.0.1 ... 127.0.0.N, one server per address) records every
-request, so the tests see from the server's side that every reachable page was fetched, how
-many twice, and that no host saw two requests closer than the politeness delay. Leases and
+request with its User-Agent (each worker's carries its own contact URL, ``http://localhost/wN``),
+so the tests see from the server's side that every reachable page was fetched, how many twice,
+by which worker, and that no host saw two requests closer than the politeness delay. Leases and
 heartbeats are short here (seconds, not the default's) so membership changes happen quickly.
 
 redis-server is part of what is tested: without it these tests fail under CI and skip elsewhere.
@@ -11,6 +12,7 @@ redis-server is part of what is tested: without it these tests fail under CI and
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -30,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DELAY = 0.25
 LEASE, HEARTBEAT, SETTLE = 2.0, 0.3, 1.5
 CONCURRENCY = 4
+OUTAGE, OUTAGE_LEASE = 2.0, 6.0
 
 
 def require_redis_server() -> None:
@@ -50,8 +53,14 @@ def local_redis(tmp_path):
     server.stop()
 
 
+def agent(state: Path) -> str:
+    """What the site sees in the User-Agent of the worker of ``state``, and in no other's."""
+    return f"(+http://localhost/{state.name})"
+
+
 def command(seeds, state: Path, redis_url: str, cluster: str, *options: str) -> list[str]:
     return [sys.executable, "-m", "pycrawler", "crawl", *seeds, "--state", str(state), "--no-progress",
+            "--contact", agent(state)[2:-1],
             "--redis", redis_url, "--cluster", cluster, "--delay", str(DELAY), "--lease", str(LEASE),
             "--heartbeat", str(HEARTBEAT), "--settle", str(SETTLE), "--concurrency", str(CONCURRENCY), "--parse-workers", "1", *options]
 
@@ -83,6 +92,21 @@ def repeats(site: MultiHostSite) -> int:
     return sum(n - 1 for n in site.fetch_counts().values())
 
 
+def committed_fetches(state: Path) -> set[str]:
+    """The URLs a worker's JE state records as fetched (its ``fetched`` database), read with
+    ``pycrawler store dump`` (read-only) while the worker is not running."""
+    done = subprocess.run([sys.executable, "-m", "pycrawler", "store", "dump", str(state), "--db", "fetched",
+                           "--key", "string", "--no-progress"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return {json.loads(line)["key"] for line in done.stdout.splitlines()}
+
+
+def owners(site: MultiHostSite, states: list[Path]) -> dict[int, Path]:
+    """Host number -> the state folder of the worker rendezvous hashing gives it, all alive."""
+    ids = {json.loads((state / "cluster.json").read_text())["worker"]: state for state in states}
+    return {h: ids[max(ids, key=lambda w: weight(w, host_of(site.url(h, "/"))))] for h in range(site.hosts)}
+
+
 def wait_for_fetches(site: MultiHostSite, share: float, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while len(site.fetch_counts()) < share * len(site.reachable):
@@ -105,11 +129,30 @@ def test_three_workers_fetch_every_page_once_and_keep_politeness(local_redis, tm
     assert report.count("pages ") == 3
 
 
+def test_a_worker_that_owns_no_host_sends_its_seeds_and_ends_with_the_others(local_redis, tmp_path):
+    with MultiHostSite(hosts=3, pages=4) as site:
+        hosts = [host_of(url) for url in site.seeds]
+        # Two ids such that the second loses every host to the first under rendezvous hashing
+        # (one pair in eight on three hosts).
+        pairs = ((f"busy{i}", f"hostless{i}") for i in itertools.count())
+        ids = next((a, b) for a, b in pairs if all(weight(b, h) < weight(a, h) for h in hosts))
+        states = [tmp_path / "busy", tmp_path / "idle"]
+        workers = [start_worker(site, state, local_redis.url, "c", "--worker", worker)
+                   for state, worker in zip(states, ids)]
+        for worker in workers:
+            finish(worker)
+        assert set(site.fetch_counts()) == site.reachable
+        assert not site.fetch_counts(agent(states[1]))
+
+
 def test_killed_worker_hosts_move_after_the_lease_and_it_rejoins(local_redis, tmp_path):
+    states = [tmp_path / f"w{i}" for i in range(3)]
     with MultiHostSite(hosts=9, pages=30) as site:
-        workers = [start_worker(site, tmp_path / f"w{i}", local_redis.url) for i in range(3)]
+        workers = [start_worker(site, state, local_redis.url) for state in states]
         wait_for_fetches(site, 0.3)
-        victim = workers[2]
+        owner = owners(site, states)
+        victim_state = max(states, key=list(owner.values()).count)  # one with hosts to take over
+        victim = workers[states.index(victim_state)]
         victim.send_signal(signal.SIGKILL)
         victim.wait()
         killed_at = time.monotonic()
@@ -117,33 +160,48 @@ def test_killed_worker_hosts_move_after_the_lease_and_it_rejoins(local_redis, tm
         report = status(local_redis.url)
         assert "2 live of 3 workers seen" in report
         assert ": gone," in report
-        rejoined = start_worker(site, tmp_path / "w2", local_redis.url)
-        members = redis.Redis.from_url(local_redis.url)
-        while members.zcard("pycrawler:c:members") < 3 and rejoined.poll() is None:
-            time.sleep(0.05)
-        rejoined_at = time.monotonic() + HEARTBEAT  # the survivors see it within a heartbeat
-        for worker in (*workers[:2], rejoined):
+        # In flight at the kill: what the site answered the victim, less what its JE state
+        # committed as fetched (read before it rejoins and writes again).
+        in_flight = set(site.fetch_counts(agent(victim_state))) - committed_fetches(victim_state)
+        rejoined_at = time.monotonic()
+        rejoined = start_worker(site, victim_state, local_redis.url)
+        for worker in [w for w in workers if w is not victim] + [rejoined]:
             finish(worker)
         assert set(site.fetch_counts()) == site.reachable
-        # Repeats: the victim's fetches in flight at the kill, and pages of its hosts that the
-        # survivors fetched while it was away (its seen keys stayed in its state folder).
-        ids = [json.loads((tmp_path / f"w{i}" / "cluster.json").read_text())["worker"] for i in range(3)]
-        victim_hosts = {h for h in range(site.hosts)
-                        if max(ids, key=lambda w: weight(w, host_of(site.url(h, "/")))) == ids[2]}
-        while_away = sum(1 for h, path, at in site.requests
-                         if h in victim_hosts and path != "/robots.txt" and killed_at <= at <= rejoined_at)
-        assert repeats(site) <= CONCURRENCY + while_away
+        victim_hosts = {h for h, state in owner.items() if state == victim_state}
+        assert any(h in victim_hosts and path != "/robots.txt" and killed_at < at < rejoined_at
+                   for h, path, at, _ in site.requests), \
+            "the survivors did not take the victim's hosts over"
+        # Neither the survivors that took its hosts nor the victim back from its state folder
+        # fetch again what another worker fetched: only a page in flight at the kill repeats.
+        assert repeats(site) <= len(in_flight) <= CONCURRENCY
         assert site.closest_gap() >= DELAY * 0.95
 
 
 def test_redis_restarted_mid_crawl_loses_nothing(local_redis, tmp_path):
-    with MultiHostSite(hosts=9, pages=20) as site:
-        workers = [start_worker(site, tmp_path / f"w{i}", local_redis.url) for i in range(3)]
+    """The outage (about 2 s) is shorter than the lease here, so no host changes owner."""
+    states = [tmp_path / f"w{i}" for i in range(3)]
+    with MultiHostSite(hosts=9, pages=30) as site:
+        workers = [start_worker(site, state, local_redis.url, "c", "--lease", str(OUTAGE_LEASE)) for state in states]
         wait_for_fetches(site, 0.3)
-        local_redis.restart(down_for=1.0)
+        local_redis.stop()
+        down_at = time.monotonic()
+        time.sleep(OUTAGE)
+        up_at = time.monotonic()
+        local_redis.start()
         for worker in workers:
             finish(worker)
         assert set(site.fetch_counts()) == site.reachable
+        assert repeats(site) == 0
+        assert site.closest_gap() >= DELAY * 0.95
+        # Cut off from Redis, every worker that owns hosts went on crawling, its own hosts only
+        # (rendezvous hashing may leave a worker none of the nine).
+        owner = owners(site, states)
+        for state in set(owner.values()):
+            during = [h for h, path, at, ua in site.requests
+                      if down_at < at < up_at and path != "/robots.txt" and agent(state) in ua]
+            assert during, f"{state.name} fetched nothing while Redis was down"
+            assert {owner[h] for h in during} == {state}
 
 
 def one_line_failure(args: list[str]) -> str:

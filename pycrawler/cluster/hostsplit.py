@@ -17,11 +17,19 @@ Faults:
   sent is lost. The dead worker's own JE frontier (links to its own hosts, and what it had
   acknowledged) is recovered when it rejoins from its state folder; until then survivors reach
   those pages only through links other hosts send them.
-- **membership changes** (a worker joins, leaves, or comes back): a URL a worker polls from
-  its frontier for a host it no longer owns is forwarded to the owner instead of fetched
-  (``forward``), and the URLs it fetched on such hosts are sent as *seen* entries (field
-  ``s``) that the owner learns without fetching; the owner reads its stream only ``settle``
-  seconds after it saw the change, so those come before the links they guard against.
+- **hosts change owner** (a worker joins, leaves, dies or comes back): a URL a worker polls
+  from its frontier for a host it no longer owns is forwarded to the owner instead of fetched
+  (``forward``); should it come back (the worker it went to died before committing it, and its
+  stream was re-routed to the host's owner, this one again), ``handed_back`` names it, for the
+  engine to schedule past its seen table. What a host's earlier owners fetched is in Redis:
+  every worker appends the 8-byte Visited keys of the URLs it fetched to the host's string
+  ``pycrawler:NAME:fetched:HOST`` (``APPEND``, in the pipeline of the flush that sends the
+  links, before the fetches are committed in JE), and a worker that gained a host reads that
+  string (``GET``) before it fetches the host's first URL (``earlier_fetches``): it learns the
+  keys as seen and does not fetch them, whether they come as links or already wait in its own
+  frontier (a worker back from the dead). That covers a dead owner as well as a live one.
+  After a change a worker reads its stream only ``settle`` seconds later, so that the
+  previous owners' fetches in flight are recorded before links to the moved hosts are acted on.
 - **Redis is unreachable**: ``flush`` keeps the outgoing batches in memory and ``receive``
   returns nothing; the worker goes on crawling its own hosts and sends the batches when Redis
   answers again (a kill -9 during the outage loses those batches: the links stay in the
@@ -69,14 +77,15 @@ class HostSplitExchange:
 
     def __init__(self, membership: Membership, cache: UrlCache | None = None, *, settle: float | None = None):
         """``settle``: seconds of unchanged membership a joining worker waits for, and that a
-        worker waits after a change before it reads its stream (the previous owners' seen
-        URLs come first); default two heartbeats."""
+        worker waits after a change before it reads its stream (the previous owners' fetches
+        in flight are recorded first); default two heartbeats."""
         self.membership, self.cache = membership, cache
         self.settle = 2 * membership.heartbeat if settle is None else settle
         self.me = membership.worker
         self.outbox: dict[str, list[str]] = {}
-        self.seen_outbox: dict[str, list[str]] = {}  # fetched URLs of hosts that moved away
-        self._moved = False
+        self.fetched_outbox: dict[str, list[bytes]] = {}  # host -> keys of its URLs fetched since the last flush
+        self._loaded: set[str] = set()  # own hosts whose earlier fetches this worker has read
+        self._loaded_lock = threading.Lock()  # the heartbeat thread drops the hosts that moved away
         self._settled_at = 0.0  # deliveries wait until then after a membership change
         self.figures: dict = {}
         self._unreachable = False
@@ -85,8 +94,9 @@ class HostSplitExchange:
         self.hosts: set[str] = set()      # hosts seen in links, published for `cluster status`
         self.new_hosts: list[str] = []
         self.unacked: list[Delivery] = []
+        self._handed: set[str] = set()  # URLs forwarded away: this worker's seen table knows them
         self.traffic = {"sent": 0, "dropped": 0, "received": 0, "bytes_sent": 0, "forwarded": 0,
-                        "handed_seen": 0}
+                        "learned": 0}
         self._fresh_start = True  # the first read takes this worker's own unacknowledged entries
 
     def stream(self, worker: str) -> str:
@@ -100,7 +110,6 @@ class HostSplitExchange:
         stream from the start, so links others send before it exists are not missed."""
         self._ensure_group()
         self.membership.settle(self.settle)
-        self._moved = False  # nothing fetched yet: nothing to hand over
         self._heartbeat_thread = threading.Thread(target=self._heartbeats, name="cluster-heartbeat", daemon=True)
         self._heartbeat_thread.start()
 
@@ -116,8 +125,9 @@ class HostSplitExchange:
                 pass  # Redis away: the lease lapses, and this worker rejoins when it answers
 
     def _beat(self) -> None:
-        if self.membership.beat(self.figures):  # hosts moved: the engine hands its fetched URLs over
-            self._moved = True
+        if self.membership.beat(self.figures):  # hosts moved: one lost now is read again if it comes back
+            with self._loaded_lock:
+                self._loaded = {host for host in self._loaded if self.membership.owner(host) == self.me}
             self._settled_at = time.monotonic() + self.settle
         if self.me not in self.membership.members:  # dropped while Redis was away
             self.membership.join()
@@ -150,36 +160,62 @@ class HostSplitExchange:
             self.outbox.setdefault(self.membership.owner(host_of(url)), []).append(url)
         return own
 
-    def forward(self, urls: Sequence[str], seen: bool = False) -> list[str]:
-        keep, outbox = [], self.seen_outbox if seen else self.outbox
+    def forward(self, urls: Sequence[str]) -> list[str]:
+        keep = []
         for url in urls:
             owner = self.membership.owner(host_of(url))
             if owner == self.me:
                 keep.append(url)
             else:
-                outbox.setdefault(owner, []).append(url)
-                self.traffic["handed_seen" if seen else "forwarded"] += 1
+                self.outbox.setdefault(owner, []).append(url)
+                self._handed.add(url)
+                self.traffic["forwarded"] += 1
         return keep
 
-    def moved(self) -> bool:
-        moved, self._moved = self._moved, False
-        return moved
+    def handed_back(self, urls: Sequence[str]) -> list[str]:
+        back = [url for url in urls if url in self._handed]
+        self._handed.difference_update(back)
+        return back
+
+    def fetched(self, urls: Sequence[str], keys: np.ndarray) -> None:
+        raw = np.asarray(keys, dtype="<u8").tobytes()
+        for i, url in enumerate(urls):
+            self.fetched_outbox.setdefault(host_of(url), []).append(raw[8 * i:8 * i + 8])
+
+    def earlier_fetches(self, urls: Sequence[str]) -> np.ndarray:
+        with self._loaded_lock:
+            hosts = sorted({host_of(url) for url in urls} - self._loaded)
+        if not hosts:
+            return np.empty(0, dtype=np.uint64)
+        pipe = self.membership.redis.pipeline(transaction=False)
+        for host in hosts:
+            pipe.get(self.membership.key("fetched", host))
+        try:
+            bodies = pipe.execute()
+        except NETWORK_ERRORS:
+            return np.empty(0, dtype=np.uint64)  # read at the host's next URL; fetched meanwhile
+        with self._loaded_lock:
+            self._loaded |= {host for host in hosts if self.membership.owner(host) == self.me}
+        keys = np.frombuffer(b"".join(body or b"" for body in bodies), dtype="<u8").astype(np.uint64)
+        self.traffic["learned"] += len(keys)
+        return keys
 
     def flush(self) -> None:
         if self.unacked:
             self.ack([])
-        if not self.outbox and not self.seen_outbox and not self.new_hosts:
+        if not self.outbox and not self.fetched_outbox and not self.new_hosts:
             return
         pipe = self.membership.redis.pipeline(transaction=False)
         if self.new_hosts:
             pipe.sadd(self.membership.key("hosts"), *self.new_hosts)
+        for host, keys in self.fetched_outbox.items():
+            pipe.append(self.membership.key("fetched", host), b"".join(keys))
         sent = nbytes = 0
-        for field, outbox in (("s", self.seen_outbox), ("u", self.outbox)):  # seen first: it must not trail
-            for owner, urls in outbox.items():
-                body = "\n".join(urls)
-                pipe.xadd(self.stream(owner), {field: body})
-                pipe.sadd(self.membership.key("streams"), owner)
-                sent, nbytes = sent + len(urls), nbytes + len(body)
+        for owner, urls in self.outbox.items():
+            body = "\n".join(urls)
+            pipe.xadd(self.stream(owner), {"u": body})
+            pipe.sadd(self.membership.key("streams"), owner)
+            sent, nbytes = sent + len(urls), nbytes + len(body)
         try:
             pipe.execute()
         except NETWORK_ERRORS as exc:
@@ -190,7 +226,7 @@ class HostSplitExchange:
         if self._unreachable:
             log.warning("Redis answers again: the waiting links are sent")
         self._unreachable = False
-        self.outbox, self.seen_outbox, self.new_hosts = {}, {}, []
+        self.outbox, self.fetched_outbox, self.new_hosts = {}, {}, []
         self.traffic["sent"] += sent
         self.traffic["bytes_sent"] += nbytes
 
@@ -216,8 +252,7 @@ class HostSplitExchange:
         gone = [entry_id for entry_id, fields in entries if not fields]  # re-routed while this worker was away
         if gone:
             self.unacked += [Delivery([], entry_id) for entry_id in gone]
-        deliveries = [Delivery(_urls(fields, b"u"), entry_id, _urls(fields, b"s")) for entry_id, fields in entries
-                      if fields]
+        deliveries = [Delivery(_urls(fields, b"u"), entry_id) for entry_id, fields in entries if fields]
         self.traffic["received"] += sum(len(d.urls) for d in deliveries)
         return deliveries
 
@@ -239,6 +274,8 @@ class HostSplitExchange:
 
     # -- the cluster's state ------------------------------------------------------------------------
     def report(self, fetched: int, pending: int, idle: bool) -> bool:
+        if self.outbox or self.new_hosts:  # added outside a crawl flush (the seeds of a worker with no host yet)
+            self.flush()
         idle = idle and not self.outbox and not self.unacked
         self.figures = {"pages": fetched, "pending": pending, "idle": int(idle), **self.traffic}
         if not idle:
@@ -270,23 +307,40 @@ class HostSplitExchange:
             lock = self.membership.key("reclaim", worker)
             if not client.set(lock, self.me, nx=True, px=int(self.membership.lease * 1000)):
                 continue
-            entries = client.xrange(self.stream(worker), count=10_000)
+            try:
+                moved = self._reroute(worker)
+            except redis.WatchError:  # the members changed meanwhile: look again at the next beat
+                moved = None
+            finally:
+                client.delete(lock)
+            if moved is not None:
+                log.info("re-routed %d entries of departed worker %s", moved, worker)
+
+    def _reroute(self, worker: str) -> int | None:
+        """Move ``worker``'s stream to the URLs' owners in one MULTI, unless it is a member again
+        (this worker's view lags a heartbeat): the stream of a worker back from the dead is its
+        own to read, and must stay listed for the end-of-crawl check. The WATCH makes the check
+        and the move one step (None: it is back)."""
+        members = self.membership.key("members")
+        with self.membership.redis.pipeline(transaction=True) as pipe:
+            pipe.watch(members)
+            if pipe.zscore(members, worker) is not None:  # pruned at this worker's last beat: it rejoined
+                return None
+            entries = pipe.xrange(self.stream(worker), count=10_000)
             by_owner: dict[str, list[str]] = {}
             for _, fields in entries:
-                for field in (b"s", b"u"):
-                    for url in _urls(fields or {}, field):
-                        by_owner.setdefault((self.membership.owner(host_of(url)), field), []).append(url)
-            pipe = client.pipeline(transaction=True)
-            for (owner, field), urls in sorted(by_owner.items()):
-                pipe.xadd(self.stream(owner), {field: "\n".join(urls)})
+                for url in _urls(fields or {}, b"u"):
+                    by_owner.setdefault(self.membership.owner(host_of(url)), []).append(url)
+            pipe.multi()
+            for owner, urls in sorted(by_owner.items()):
+                pipe.xadd(self.stream(owner), {"u": "\n".join(urls)})
                 pipe.sadd(self.membership.key("streams"), owner)
             if entries:
                 pipe.xdel(self.stream(worker), *[entry_id for entry_id, _ in entries])
             else:
                 pipe.srem(self.membership.key("streams"), worker)
-            pipe.delete(lock)
             pipe.execute()
-            log.info("re-routed %d entries of departed worker %s", len(entries), worker)
+        return len(entries)
 
     def close(self) -> None:
         self._closed.set()

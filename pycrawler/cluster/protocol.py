@@ -19,14 +19,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple, Protocol
 
+import numpy as np
+
 
 class Delivery(NamedTuple):
-    """URLs another part of the cluster assigned to this worker, and how to acknowledge them;
-    ``seen``: URLs to learn as already fetched (by the host's previous owner), not to crawl."""
+    """URLs another part of the cluster assigned to this worker, and how to acknowledge them."""
 
     urls: list[str]
     token: object
-    seen: Sequence[str] = ()
 
 
 class LinkExchange(Protocol):
@@ -44,16 +44,25 @@ class LinkExchange(Protocol):
     def ack(self, deliveries: Sequence[Delivery]) -> None:
         """The deliveries' URLs are committed in this worker's JE frontier: never redeliver them."""
 
-    def forward(self, urls: Sequence[str], seen: bool = False) -> list[str]:
+    def forward(self, urls: Sequence[str]) -> list[str]:
         """URLs this worker polled from its own frontier: return those it still must fetch, and
         queue the rest (their hosts moved to another worker) for the worker that must, past
-        any cache: a URL handed over has to arrive. ``seen``: URLs this worker fetched, sent
-        for their hosts' owners to learn as seen (see :meth:`moved`)."""
+        any cache: a URL handed over has to arrive."""
 
-    def moved(self) -> bool:
-        """True once after hosts may have moved between workers: the engine then hands the
-        URLs it fetched over with ``forward(urls, seen=True)``, so their new owners do not
-        fetch them again."""
+    def handed_back(self, urls: Sequence[str]) -> list[str]:
+        """Of ``urls`` delivered to this worker, those it had forwarded away (`forward`): they
+        come back when the worker they went to died before committing them. This worker's seen
+        table knows them, yet nobody crawled them: the worker schedules them past it."""
+
+    def fetched(self, urls: Sequence[str], keys: np.ndarray) -> None:
+        """URLs this worker fetched for good (``keys``: their Visited keys), sent with the next
+        `flush`, so that a worker that later owns their hosts does not fetch them again."""
+
+    def earlier_fetches(self, urls: Sequence[str]) -> np.ndarray:
+        """Called with the URLs this worker polled and still fetches, before it fetches them:
+        the Visited keys of what other workers fetched on those URLs' hosts before this one
+        gained them, for each host not asked about since it was gained (empty otherwise). The
+        worker learns them as seen and does not fetch them."""
 
     def report(self, fetched: int, pending: int, idle: bool) -> bool:
         """Tell the cluster how this worker stands (fetched pages, URLs in its frontier; idle:

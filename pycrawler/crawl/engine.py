@@ -74,12 +74,14 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from .. import jvm
 from ..cluster.protocol import LinkExchange
 from ..errors import BadInput, PycrawlerError
 from ..fetch import ALLOWED, FetchConfig, Fetcher, RobotsCache
 from ..fetch import status as fetch_status
-from ..frontier.politeness import Outcome, Politeness
+from ..frontier.politeness import RETRY, Outcome, Politeness
 from ..frontier.todo import JE_CONFIG
 from ..frontier.workqueues import WorkQueueFrontier
 from ..keys.schemes import get_seen_key_scheme
@@ -89,7 +91,7 @@ from ..records.crawl_url import CrawlUrl, encode
 from ..seen.tables import open_visited
 from ..store import Environment
 from ..store.java_errors import je_errors
-from ..store.tuple import java_utf, java_utf_decode
+from ..store.tuple import java_utf
 from .diskspace import DEFAULT_MIN_FREE_MB, DiskSpaceMonitor
 from .outputs import CrawlOutputs
 from .pages import LinkPolicy, PagePool, PageResult
@@ -270,6 +272,7 @@ class Crawler:
         self.config = config
         self.exchange = exchange
         self._exchanged = 0.0
+        self._fetched_elsewhere = np.empty(0, dtype=np.uint64)  # sorted keys earlier owners of own hosts fetched
         seeds = [s.strip() for s in config.seeds if s.strip()]
         bad = [s for s in seeds if server(s) is None]
         if not seeds or bad:
@@ -465,7 +468,7 @@ class Crawler:
                 self.fetcher = fetcher
                 self.robots = RobotsCache(fetcher, "pycrawler", store=self.robots_db, obey=config.obey_robots)
                 seeds = self.seeds
-                if self.exchange is not None:  # what the cluster knows first: seen URLs handed over
+                if self.exchange is not None:  # what the cluster sent first
                     self._exchange_links()
                     seeds = self.exchange.add(seeds)
                 self.frontier.schedule([discovered(seed, 0, "", None) for seed in seeds], layer=0)
@@ -524,11 +527,21 @@ class Crawler:
                 pass
 
     def _handed_over(self, batch: list[CrawlUrl]) -> list[CrawlUrl]:
-        """The polled URLs this worker still fetches; those whose host moved to another worker
-        are forwarded to it (finished here without a fetch at the next flush)."""
+        """The polled URLs this worker still fetches. Those whose host moved to another worker
+        are forwarded to it, and those an earlier owner of their host fetched are dropped: both
+        are finished here without a fetch at the next flush."""
         if self.exchange is None or not batch:
             return batch
         keep = set(self.exchange.forward([record.ori_url for record in batch]))
+        urls = [record.ori_url for record in batch if record.ori_url in keep]
+        if urls:
+            learned = self.exchange.earlier_fetches(urls)
+            if len(learned):
+                self.frontier.mark_seen(learned)
+                self._fetched_elsewhere = np.union1d(self._fetched_elsewhere, learned)
+            if len(self._fetched_elsewhere):
+                done = np.isin(self.frontier.keys_of(urls), self._fetched_elsewhere).tolist()
+                keep -= {url for url, fetched in zip(urls, done) if fetched}
         for record in batch:
             if record.ori_url not in keep:
                 self._in_process += 1
@@ -546,8 +559,13 @@ class Crawler:
         self._exchanged = time.monotonic()
         deliveries = self.exchange.receive(RECEIVE_BATCH)
         if deliveries:
-            self.frontier.mark_seen([url for delivery in deliveries for url in delivery.seen])
             urls = [url for delivery in deliveries for url in delivery.urls]
+            back = set(self.exchange.handed_back(urls))
+            if back:  # forwarded from here, bounced back uncrawled: the seen table must not drop them
+                forced = self.frontier.schedule([discovered(url, 1, Hop.LINK.value, None) for url in back], layer=1,
+                                                force=True)
+                self.summary.enqueued += forced.enqueued
+                urls = [url for url in urls if url not in back]
             done = self.frontier.schedule([discovered(url, 1, Hop.LINK.value, None) for url in urls], layer=1)
             self.frontier.flush()  # an asynchronous Visited table enqueues what it holds
             self.summary.enqueued += done.enqueued
@@ -555,15 +573,6 @@ class Crawler:
             self.exchange.ack(deliveries)
             self._wakeup.set()
         self._report(idle=False)
-        if self.exchange.moved():
-            self._hand_over()
-
-    def _hand_over(self) -> None:
-        """Send the URLs this worker fetched on hosts that moved away to their new owners, to
-        learn as seen: one scan of the ``fetched`` keys per membership change."""
-        urls = [java_utf_decode(key[:-1]) for key in self.fetched.keys()]
-        self.exchange.forward(urls, seen=True)
-        self.exchange.flush()
 
     async def _drain(self) -> None:
         """Let the fetches in flight finish (up to ``grace`` seconds when stopping), flushing them."""
@@ -731,10 +740,11 @@ class Crawler:
             done = frontier.schedule(records, layer=layer)
             summary.enqueued += done.enqueued
             summary.dupes_avoided += done.duplicates
-        if exchange is not None:
-            exchange.flush()  # what this flush found and forwards is in Redis before its pages count as done
         fetches = [f for f in finished if f.record is not None]  # the others were handed over, not fetched
+        if exchange is not None:
+            done = [f.url for f in fetches if f.outcome.kind != RETRY]  # a retried URL is fetched again
+            if done:
+                exchange.fetched(done, frontier.keys_of(done))
+            exchange.flush()  # what this flush found, forwards and fetched is in Redis before its pages count as done
         self.fetched.put_many([url_key(f.url) for f in fetches], [f.record for f in fetches])
-        if exchange is not None:  # fetches of hosts that moved while they were in flight
-            exchange.forward([f.url for f in fetches], seen=True)
         frontier.completed_many((f.url, f.outcome) for f in finished)

@@ -4,9 +4,10 @@ On Linux the whole of 127.0.0.0/8 is loopback: 127.0.0.1 ... 127.0.0.N are disti
 (distinct politeness queues, distinct owners in a cluster) with no DNS set-up. One threaded
 HTTP server per address, all on the same port, serves that host its own part of a link graph
 made of same-host links and cross-host links (some pages are reachable only from another
-host). Every request is recorded with its arrival time, so a test or benchmark can check from
-the server's side what a crawl did: which pages were fetched, how often, and how close together
-one host's requests came (politeness).
+host). Every request is recorded with its arrival time and User-Agent, so a test or benchmark
+can check from the server's side what a crawl did: which pages were fetched, how often, by which
+crawler (several workers told apart by their contact URLs), and how close together one host's
+requests came (politeness).
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         super().__init__(*args, **kwargs)
 
     def do_GET(self):  # noqa: N802 -- the base class's name
-        self.site.record(self.host, self.path)
+        self.site.record(self.host, self.path, self.headers.get("User-Agent", ""))
         links = self.site.graph.get((self.host, self.path))
         if links is None:
             body, status = b"not here", 404
@@ -88,8 +89,8 @@ class MultiHostSite:
     """``with MultiHostSite(hosts, pages) as site``: serves :func:`link_graph` on 127.0.0.1..N.
 
     ``site.seeds``: every host's root; ``site.reachable``: the pages those reach (as URLs);
-    ``site.requests``: (host, path, time) of every request answered; ``site.fetch_counts()``
-    and ``site.closest_gap()`` read them."""
+    ``site.requests``: (host, path, time, User-Agent) of every request answered;
+    ``site.fetch_counts()`` and ``site.closest_gap()`` read them."""
 
     def __init__(self, hosts: int, pages: int, *, cross: int = 2, popular: float = 0.5, seed: int = 7):
         if not 1 <= hosts <= 254:
@@ -97,7 +98,7 @@ class MultiHostSite:
         self.hosts = hosts
         self.graph = link_graph(hosts, pages, cross=cross, popular=popular, seed=seed)
         self.port = 0
-        self.requests: list[tuple[int, str, float]] = []
+        self.requests: list[tuple[int, str, float, str]] = []
         self._lock = threading.Lock()
         self._servers: list[http.server.ThreadingHTTPServer] = []
 
@@ -112,19 +113,20 @@ class MultiHostSite:
     def reachable(self) -> set[str]:
         return {self.url(h, p) for h, p in reachable(self.graph, [(h, "/") for h in range(self.hosts)])}
 
-    def record(self, host: int, path: str) -> None:
+    def record(self, host: int, path: str, agent: str = "") -> None:
         with self._lock:
-            self.requests.append((host, path, time.monotonic()))
+            self.requests.append((host, path, time.monotonic(), agent))
 
-    def fetch_counts(self) -> collections.Counter:
-        """URL -> requests for it (robots.txt left out)."""
+    def fetch_counts(self, agent: str = "") -> collections.Counter:
+        """URL -> requests for it (robots.txt left out), by user agents containing ``agent``."""
         with self._lock:
-            return collections.Counter(self.url(h, p) for h, p, _ in self.requests if p != "/robots.txt")
+            return collections.Counter(self.url(h, p) for h, p, _, a in self.requests
+                                       if p != "/robots.txt" and agent in a)
 
     def page_span(self) -> float:
         """Seconds from the first page request to the last (0 with fewer than two)."""
         with self._lock:
-            times = [at for _, path, at in self.requests if path != "/robots.txt"]
+            times = [at for _, path, at, _ in self.requests if path != "/robots.txt"]
         return max(times) - min(times) if len(times) > 1 else 0.0
 
     def closest_gap(self) -> float:
@@ -132,7 +134,7 @@ class MultiHostSite:
         robots.txt is left out: a prerequisite, fetched right before the host's first page."""
         by_host: dict[int, list[float]] = collections.defaultdict(list)
         with self._lock:
-            for host, path, at in self.requests:
+            for host, path, at, _ in self.requests:
                 if path != "/robots.txt":
                     by_host[host].append(at)
         gaps = [b - a for times in by_host.values() for a, b in zip(sorted(times), sorted(times)[1:])]

@@ -567,14 +567,20 @@ class WorkQueueFrontier(TodoFrontier):
         self.totals["duplicates"] += result.duplicates
         return result
 
-    def mark_seen(self, urls: Iterable[str]) -> None:
-        """Put ``urls`` in the Visited table without enqueueing them: they were fetched elsewhere
-        (a cluster worker that owned their host before this one), so a link to them is a repeat."""
+    def keys_of(self, urls: Sequence[str]) -> np.ndarray:
+        """The Visited keys of ``urls``, one per URL (of its canonical form when it has one):
+        how another frontier with the same settings names the same URLs."""
+        canonical = self.canonicalizer.many(list(urls))
+        return self.seen_key.keys([c if c is not None else u for c, u in zip(canonical, urls)])
+
+    def mark_seen(self, keys) -> None:
+        """Put the URLs of Visited ``keys`` (:meth:`keys_of`) in the Visited table without
+        enqueueing them: they were fetched elsewhere (by a cluster worker that owned their host
+        before this one), so a link to them is a repeat."""
         self._require_writable()
-        canonical = [c for c in self.canonicalizer.many(list(urls)) if c is not None]
-        if not canonical:
+        keys = as_keys(keys)
+        if not len(keys):
             return
-        keys = self.seen_key.keys(canonical)
         with self._lock:
             if isinstance(self.visited, SynchronousVisited):
                 self.visited.add_many(keys)

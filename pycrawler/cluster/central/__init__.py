@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Sequence
 
+import numpy as np
 import redis
 
 from ...seen.cache import UrlCache
@@ -128,18 +129,24 @@ class CentralExchange:
             return
         self.unacked = []
 
-    def forward(self, urls: Sequence[str], seen: bool = False) -> list[str]:
-        """Polled URLs of hosts whose owner changed go to the owner. Fetched URLs (`seen`) need no
-        handing over: task_URL keeps a URL from ever being allocated twice."""
-        if seen:
-            return []
+    def forward(self, urls: Sequence[str]) -> list[str]:
+        """Polled URLs of hosts whose owner changed go to the owner."""
         try:
             return self.local.forward(urls)
         except NETWORK_ERRORS:
             return list(urls)  # owners unknown while Redis is away: hosts move only when a worker dies
 
-    def moved(self) -> bool:
-        return False  # see `forward`: nothing fetched has to be handed over when hosts move
+    def handed_back(self, urls: Sequence[str]) -> list[str]:
+        """None: a dead worker's task_pool goes to its hosts' new owners, never back to a
+        worker that forwarded to it (hosts move only when their owner dies)."""
+        return []
+
+    def fetched(self, urls: Sequence[str], keys: np.ndarray) -> None:
+        """Nothing to record: task_URL keeps a URL from ever being allocated twice, so a host's
+        new owner is never given what its old owner fetched."""
+
+    def earlier_fetches(self, urls: Sequence[str]) -> np.ndarray:
+        return np.empty(0, dtype=np.uint64)  # see `fetched`
 
     def report(self, fetched: int, pending: int, idle: bool) -> bool:
         """Keep this worker's figures for the next heartbeat; True once every live worker is idle

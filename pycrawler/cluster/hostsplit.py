@@ -23,8 +23,8 @@ Faults:
   stream was re-routed to the host's owner, this one again), ``handed_back`` names it, for the
   engine to schedule past its seen table. What a host's earlier owners fetched is in Redis:
   every worker appends the 8-byte Visited keys of the URLs it fetched to the host's string
-  ``pycrawler:NAME:fetched:HOST`` (``APPEND``, in the pipeline of the flush that sends the
-  links, before the fetches are committed in JE), and a worker that gained a host reads that
+  ``pycrawler:NAME:fetched:HOST`` (``APPEND``, in a flush right after the fetches are
+  committed in JE: a key names a page whose links are safe), and a worker that gained a host reads that
   string (``GET``) before it fetches the host's first URL (``earlier_fetches``): it learns the
   keys as seen and does not fetch them, whether they come as links or already wait in its own
   frontier (a worker back from the dead). That covers a dead owner as well as a live one.

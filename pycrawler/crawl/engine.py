@@ -742,9 +742,13 @@ class Crawler:
             summary.dupes_avoided += done.duplicates
         fetches = [f for f in finished if f.record is not None]  # the others were handed over, not fetched
         if exchange is not None:
-            done = [f.url for f in fetches if f.outcome.kind != RETRY]  # a retried URL is fetched again
-            if done:
-                exchange.fetched(done, frontier.keys_of(done))
-            exchange.flush()  # what this flush found, forwards and fetched is in Redis before its pages count as done
+            exchange.flush()  # the links this flush found, and its forwards, are in Redis before its pages count as done
         self.fetched.put_many([url_key(f.url) for f in fetches], [f.record for f in fetches])
         frontier.completed_many((f.url, f.outcome) for f in finished)
+        if exchange is not None:
+            done = [f.url for f in fetches if f.outcome.kind != RETRY]  # a retried URL is fetched again
+            if done:
+                # Only once committed: a later owner skips what these keys name, so a page named
+                # before its own-host links were committed would never have them crawled.
+                exchange.fetched(done, frontier.keys_of(done))
+                exchange.flush()

@@ -6,7 +6,9 @@ returns it); a link to another worker's host goes, in batches, to that owner's R
 ``pycrawler:NAME:links:OWNER`` (one ``XADD`` per owner and flush, all in one pipeline), where
 the owner reads it through its consumer group (``XREADGROUP``) and acknowledges it (``XACK``,
 then ``XDEL``: an acknowledged entry is never needed again) only once the URLs are committed
-in its JE frontier. A CLOCK URL cache in front of the sending drops links already sent:
+in its JE frontier. An entry's links carry their depth, hop path and via
+(:func:`~.protocol.encode_links`), so the owner schedules them as the finder would have and
+``--max-depth`` holds across workers. A CLOCK URL cache in front of the sending drops links already sent:
 Mercator's observation is that most cross-host links are repeats of a few popular URLs.
 
 Faults:
@@ -22,10 +24,11 @@ Faults:
   (``forward``), and the URLs it fetched on such hosts are sent as *seen* entries (field
   ``s``) that the owner learns without fetching; the owner reads its stream only ``settle``
   seconds after it saw the change, so those come before the links they guard against.
-- **Redis is unreachable**: ``flush`` keeps the outgoing batches in memory and ``receive``
+- **Redis is unreachable**: ``flush`` keeps the outgoing batches in memory, returns the links
+  it could not send for the crawl to commit in its JE outbox with the pages that found them
+  (a kill -9 during the outage loses none: the next run adds them again), and ``receive``
   returns nothing; the worker goes on crawling its own hosts and sends the batches when Redis
-  answers again (a kill -9 during the outage loses those batches: the links stay in the
-  fetched pages, which the worker's next run does not refetch).
+  answers again.
 
 Termination: the crawl is over when every live member reports itself idle (frontier empty,
 nothing in process, nothing to send) and every stream is empty (nothing in transit).
@@ -44,7 +47,7 @@ import redis
 
 from ..seen.cache import UrlCache
 from .membership import Membership, host_of
-from .protocol import Delivery
+from .protocol import Delivery, Link, decode_links, encode_links
 
 GROUP = "workers"
 ENTRIES_PER_READ = 32
@@ -56,6 +59,11 @@ log = logging.getLogger(__name__)
 def _urls(fields: dict, field: bytes) -> list[str]:
     body = fields.get(field)
     return body.decode().split("\n") if body else []
+
+
+def _links(fields: dict) -> list[Link]:
+    body = fields.get(b"u")
+    return decode_links(body.decode()) if body else []
 
 
 def url_keys(urls: Sequence[str]) -> np.ndarray:
@@ -74,7 +82,8 @@ class HostSplitExchange:
         self.membership, self.cache = membership, cache
         self.settle = 2 * membership.heartbeat if settle is None else settle
         self.me = membership.worker
-        self.outbox: dict[str, list[str]] = {}
+        self.outbox: dict[str, list[Link]] = {}
+        self.fresh: list[Link] = []  # queued since the last flush: what a failed flush returns
         self.seen_outbox: dict[str, list[str]] = {}  # fetched URLs of hosts that moved away
         self._moved = False
         self._settled_at = 0.0  # deliveries wait until then after a membership change
@@ -134,65 +143,72 @@ class HostSplitExchange:
                 raise
 
     # -- sending ------------------------------------------------------------------------------------
-    def add(self, urls: Sequence[str]) -> list[str]:
+    def add(self, links: Sequence[Link]) -> list[Link]:
         own, foreign = [], []
-        for url in urls:
-            host = host_of(url)
+        for link in links:
+            host = host_of(link.url)
             if host not in self.hosts:
                 self.hosts.add(host)
                 self.new_hosts.append(host)
-            (own if self.membership.owner(host) == self.me else foreign).append(url)
+            (own if self.membership.owner(host) == self.me else foreign).append(link)
         if foreign and self.cache is not None:
-            hit = self.cache.access(url_keys(foreign))
+            hit = self.cache.access(url_keys([link.url for link in foreign]))
             self.traffic["dropped"] += int(hit.sum())
-            foreign = [u for u, h in zip(foreign, hit.tolist()) if not h]
-        for url in foreign:
-            self.outbox.setdefault(self.membership.owner(host_of(url)), []).append(url)
+            foreign = [link for link, h in zip(foreign, hit.tolist()) if not h]
+        for link in foreign:
+            self.outbox.setdefault(self.membership.owner(host_of(link.url)), []).append(link)
+        self.fresh += foreign
         return own
 
-    def forward(self, urls: Sequence[str], seen: bool = False) -> list[str]:
-        keep, outbox = [], self.seen_outbox if seen else self.outbox
-        for url in urls:
-            owner = self.membership.owner(host_of(url))
+    def forward(self, links: Sequence[Link], seen: bool = False) -> list[Link]:
+        keep = []
+        for link in links:
+            owner = self.membership.owner(host_of(link.url))
             if owner == self.me:
-                keep.append(url)
+                keep.append(link)
+            elif seen:
+                self.seen_outbox.setdefault(owner, []).append(link.url)
+                self.traffic["handed_seen"] += 1
             else:
-                outbox.setdefault(owner, []).append(url)
-                self.traffic["handed_seen" if seen else "forwarded"] += 1
+                self.outbox.setdefault(owner, []).append(link)
+                self.fresh.append(link)
+                self.traffic["forwarded"] += 1
         return keep
 
     def moved(self) -> bool:
         moved, self._moved = self._moved, False
         return moved
 
-    def flush(self) -> None:
+    def flush(self) -> list[Link] | None:
         if self.unacked:
             self.ack([])
         if not self.outbox and not self.seen_outbox and not self.new_hosts:
-            return
+            return None
         pipe = self.membership.redis.pipeline(transaction=False)
         if self.new_hosts:
             pipe.sadd(self.membership.key("hosts"), *self.new_hosts)
         sent = nbytes = 0
-        for field, outbox in (("s", self.seen_outbox), ("u", self.outbox)):  # seen first: it must not trail
-            for owner, urls in outbox.items():
-                body = "\n".join(urls)
-                pipe.xadd(self.stream(owner), {field: body})
-                pipe.sadd(self.membership.key("streams"), owner)
-                sent, nbytes = sent + len(urls), nbytes + len(body)
+        bodies = [("s", owner, "\n".join(urls), len(urls)) for owner, urls in self.seen_outbox.items()]
+        bodies += [("u", owner, encode_links(links), len(links)) for owner, links in self.outbox.items()]
+        for field, owner, body, count in bodies:  # seen first: it must not trail
+            pipe.xadd(self.stream(owner), {field: body})
+            pipe.sadd(self.membership.key("streams"), owner)
+            sent, nbytes = sent + count, nbytes + len(body)
         try:
             pipe.execute()
         except NETWORK_ERRORS as exc:
             if not self._unreachable:  # once per outage, not once per flush
                 log.warning("Redis unreachable, links wait to be sent: %s", exc)
             self._unreachable = True
-            return
+            unsent, self.fresh = self.fresh, []
+            return unsent
         if self._unreachable:
             log.warning("Redis answers again: the waiting links are sent")
         self._unreachable = False
-        self.outbox, self.seen_outbox, self.new_hosts = {}, {}, []
+        self.outbox, self.seen_outbox, self.new_hosts, self.fresh = {}, {}, [], []
         self.traffic["sent"] += sent
         self.traffic["bytes_sent"] += nbytes
+        return None
 
     # -- receiving ----------------------------------------------------------------------------------
     def receive(self, max_urls: int, block_ms: int = 0) -> list[Delivery]:
@@ -216,9 +232,9 @@ class HostSplitExchange:
         gone = [entry_id for entry_id, fields in entries if not fields]  # re-routed while this worker was away
         if gone:
             self.unacked += [Delivery([], entry_id) for entry_id in gone]
-        deliveries = [Delivery(_urls(fields, b"u"), entry_id, _urls(fields, b"s")) for entry_id, fields in entries
+        deliveries = [Delivery(_links(fields), entry_id, _urls(fields, b"s")) for entry_id, fields in entries
                       if fields]
-        self.traffic["received"] += sum(len(d.urls) for d in deliveries)
+        self.traffic["received"] += sum(len(d.links) for d in deliveries)
         return deliveries
 
     def ack(self, deliveries: Sequence[Delivery]) -> None:
@@ -271,14 +287,18 @@ class HostSplitExchange:
             if not client.set(lock, self.me, nx=True, px=int(self.membership.lease * 1000)):
                 continue
             entries = client.xrange(self.stream(worker), count=10_000)
-            by_owner: dict[str, list[str]] = {}
+            seen: dict[str, list[str]] = {}
+            links: dict[str, list[Link]] = {}
             for _, fields in entries:
-                for field in (b"s", b"u"):
-                    for url in _urls(fields or {}, field):
-                        by_owner.setdefault((self.membership.owner(host_of(url)), field), []).append(url)
+                for url in _urls(fields or {}, b"s"):
+                    seen.setdefault(self.membership.owner(host_of(url)), []).append(url)
+                for link in _links(fields or {}):
+                    links.setdefault(self.membership.owner(host_of(link.url)), []).append(link)
+            bodies = [(owner, "s", "\n".join(urls)) for owner, urls in sorted(seen.items())]
+            bodies += [(owner, "u", encode_links(owned)) for owner, owned in sorted(links.items())]
             pipe = client.pipeline(transaction=True)
-            for (owner, field), urls in sorted(by_owner.items()):
-                pipe.xadd(self.stream(owner), {field: "\n".join(urls)})
+            for owner, field, body in sorted(bodies):  # per owner, seen before links
+                pipe.xadd(self.stream(owner), {field: body})
                 pipe.sadd(self.membership.key("streams"), owner)
             if entries:
                 pipe.xdel(self.stream(worker), *[entry_id for entry_id, _ in entries])

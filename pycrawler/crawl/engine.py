@@ -29,9 +29,11 @@ The flow of a URL:
 
 A cluster worker (:mod:`pycrawler.cluster`, a ``LinkExchange`` given to :class:`Crawler`)
 keeps the same order: at each flush the links to other workers' hosts leave through the
-exchange (in Redis before the pages that found them count as done), the URLs other workers
-sent are scheduled then acknowledged, a polled URL whose host moved is forwarded instead of
-fetched, and the crawl ends when the whole cluster is idle.
+exchange (in Redis before the pages that found them count as done; while Redis does not answer,
+in the state's ``outbox`` database, committed with the completions: :mod:`.outbox`), the URLs
+other workers sent are scheduled at the depth and with the via they were found with, then
+acknowledged, a polled URL whose host moved is forwarded instead of fetched, and the crawl ends
+when the whole cluster is idle.
 
 The outputs users keep (crawl.log, WARC files, the trace; :mod:`.outputs`) are written when a
 fetch ends and flushed to the operating system (``fsync``: to the disk) at the start of every
@@ -75,7 +77,7 @@ import time
 from pathlib import Path
 
 from .. import jvm
-from ..cluster.protocol import LinkExchange
+from ..cluster.protocol import Link, LinkExchange
 from ..errors import BadInput, PycrawlerError
 from ..fetch import ALLOWED, FetchConfig, Fetcher, RobotsCache
 from ..fetch import status as fetch_status
@@ -91,6 +93,7 @@ from ..store import Environment
 from ..store.java_errors import je_errors
 from ..store.tuple import java_utf, java_utf_decode
 from .diskspace import DEFAULT_MIN_FREE_MB, DiskSpaceMonitor
+from .outbox import Outbox
 from .outputs import CrawlOutputs
 from .pages import LinkPolicy, PagePool, PageResult
 from .progress import Progress
@@ -347,6 +350,7 @@ class Crawler:
                                               prefetch=16)
             self.fetched = self.env.open_database(FETCHED, create=True)
             self.robots_db = self.env.open_database(ROBOTS, create=True)
+            self.outbox = Outbox(self.env) if self.exchange is not None else None
         except BaseException:
             self.env.close()
             raise
@@ -464,11 +468,13 @@ class Crawler:
             async with Fetcher(fetch_config) as fetcher:
                 self.fetcher = fetcher
                 self.robots = RobotsCache(fetcher, "pycrawler", store=self.robots_db, obey=config.obey_robots)
-                seeds = self.seeds
-                if self.exchange is not None:  # what the cluster knows first: seen URLs handed over
-                    self._exchange_links()
-                    seeds = self.exchange.add(seeds)
-                self.frontier.schedule([discovered(seed, 0, "", None) for seed in seeds], layer=0)
+                seeds = [Link(seed, 0, "", None) for seed in self.seeds]
+                if self.exchange is not None:
+                    # What an earlier run could not send is queued again before a flush empties the outbox.
+                    restored = self.exchange.add(self.outbox.links()) if self.outbox else []
+                    self._exchange_links()  # what the cluster knows first: seen URLs handed over
+                    seeds = self.exchange.add(seeds) + restored
+                self._schedule(seeds)
                 flusher = asyncio.create_task(self._flusher())
                 try:
                     await self._dispatch()
@@ -528,7 +534,8 @@ class Crawler:
         are forwarded to it (finished here without a fetch at the next flush)."""
         if self.exchange is None or not batch:
             return batch
-        keep = set(self.exchange.forward([record.ori_url for record in batch]))
+        polled = [Link(record.ori_url, record.layer, *discovery(record)) for record in batch]
+        keep = {link.url for link in self.exchange.forward(polled)}
         for record in batch:
             if record.ori_url not in keep:
                 self._in_process += 1
@@ -547,23 +554,39 @@ class Crawler:
         deliveries = self.exchange.receive(RECEIVE_BATCH)
         if deliveries:
             self.frontier.mark_seen([url for delivery in deliveries for url in delivery.seen])
-            urls = [url for delivery in deliveries for url in delivery.urls]
-            done = self.frontier.schedule([discovered(url, 1, Hop.LINK.value, None) for url in urls], layer=1)
+            self._schedule([link for delivery in deliveries for link in delivery.links])
             self.frontier.flush()  # an asynchronous Visited table enqueues what it holds
-            self.summary.enqueued += done.enqueued
-            self.summary.dupes_avoided += done.duplicates
             self.exchange.ack(deliveries)
             self._wakeup.set()
+        if self.outbox:  # links Redis did not take: try again, with or without pages to finish
+            self._flush_exchange()
         self._report(idle=False)
         if self.exchange.moved():
             self._hand_over()
+
+    def _schedule(self, links: list[Link]) -> None:
+        """Put links in the frontier, each at its layer with its hop path and via."""
+        by_layer: dict[int, list[CrawlUrl]] = {}
+        for link in links:
+            by_layer.setdefault(link.layer, []).append(discovered(link.url, link.layer, link.hops, link.via))
+        for layer, records in sorted(by_layer.items()):
+            done = self.frontier.schedule(records, layer=layer)
+            self.summary.enqueued += done.enqueued
+            self.summary.dupes_avoided += done.duplicates
+
+    def _flush_exchange(self) -> None:
+        """Flush the exchange outside a crawl flush; what it could not send goes to the outbox."""
+        unsent = self.exchange.flush()
+        if unsent is not None or self.outbox:
+            with self.env.begin() as txn:
+                self.outbox.update(unsent, txn)
 
     def _hand_over(self) -> None:
         """Send the URLs this worker fetched on hosts that moved away to their new owners, to
         learn as seen: one scan of the ``fetched`` keys per membership change."""
         urls = [java_utf_decode(key[:-1]) for key in self.fetched.keys()]
-        self.exchange.forward(urls, seen=True)
-        self.exchange.flush()
+        self.exchange.forward([Link(url) for url in urls], seen=True)
+        self._flush_exchange()
 
     async def _drain(self) -> None:
         """Let the fetches in flight finish (up to ``grace`` seconds when stopping), flushing them."""
@@ -716,25 +739,23 @@ class Crawler:
 
     def _commit(self, finished: list[_Finished]) -> None:
         self.outputs.flush()
-        by_layer: dict[int, list[CrawlUrl]] = {}
-        for item in finished:
-            for link, hop in zip(item.links, item.hops):
-                same_layer = hop == Hop.REDIRECT.value
-                layer = item.layer if same_layer else item.layer + 1
-                by_layer.setdefault(layer, []).append(discovered(link, layer, item.hop_path + hop, item.url))
-        frontier, summary, exchange = self.frontier, self.summary, self.exchange
+        redirect = Hop.REDIRECT.value
+        links = [Link(link, item.layer if hop == redirect else item.layer + 1, item.hop_path + hop, item.url)
+                 for item in finished for link, hop in zip(item.links, item.hops)]
+        exchange, unsent = self.exchange, None
         if exchange is not None:  # links to other workers' hosts leave; this worker schedules its own
-            for layer, records in by_layer.items():
-                own = set(exchange.add([record.ori_url for record in records]))
-                by_layer[layer] = [record for record in records if record.ori_url in own]
-        for layer, records in sorted(by_layer.items()):
-            done = frontier.schedule(records, layer=layer)
-            summary.enqueued += done.enqueued
-            summary.dupes_avoided += done.duplicates
-        if exchange is not None:
-            exchange.flush()  # what this flush found and forwards is in Redis before its pages count as done
+            links = exchange.add(links)
+        self._schedule(links)
+        if exchange is not None:  # what this flush found and forwards is in Redis before its pages count as done
+            unsent = exchange.flush()
         fetches = [f for f in finished if f.record is not None]  # the others were handed over, not fetched
         self.fetched.put_many([url_key(f.url) for f in fetches], [f.record for f in fetches])
         if exchange is not None:  # fetches of hosts that moved while they were in flight
-            exchange.forward([f.url for f in fetches], seen=True)
-        frontier.completed_many((f.url, f.outcome) for f in finished)
+            exchange.forward([Link(f.url) for f in fetches], seen=True)
+        completions = ((f.url, f.outcome) for f in finished)
+        if unsent is None and not self.outbox:
+            self.frontier.completed_many(completions)
+            return
+        with self.env.begin() as txn:  # Redis did not answer: what it did not take is durable with the pages
+            self.outbox.update(unsent, txn)
+            self.frontier.completed_many(completions, txn=txn)

@@ -1,0 +1,156 @@
+"""What a cluster crawl keeps across faults and across workers: links found while Redis is away
+survive a kill -9, and a link handed to another worker keeps its depth and its via.
+
+Real workers (``pycrawler crawl --redis --cluster`` subprocesses), a real redis-server (append-only
+file on) and a real multi-host site on loopback, as in tests/test_cluster.py, whose helpers these
+tests use. The site's link graph is laid out here for each test, once the workers' ids and the
+site's port (part of a host's name) say which worker owns which host.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from test_cluster import (  # noqa: F401 (local_redis: a fixture)
+    CONCURRENCY,
+    DELAY,
+    ROOT,
+    finish,
+    local_redis,
+    start_worker,
+    wait_for_fetches,
+)
+
+from pycrawler.cluster.membership import host_of, weight
+from pycrawler.crawl.multihost import MultiHostSite
+
+HOSTS = 6
+
+
+def owners(site: MultiHostSite, workers: list[str]) -> dict[int, str]:
+    """Host index -> the worker rendezvous hashing gives it while all ``workers`` are alive."""
+    return {h: max(workers, key=lambda w: weight(w, host_of(site.url(h, "/")))) for h in range(site.hosts)}
+
+
+def worker_ids(site: MultiHostSite) -> tuple[list[str], dict[int, str]]:
+    """Two worker ids that share the site's hosts between them (which ids do depends on the port)."""
+    for n in range(0, 40, 2):
+        ids = [f"w{n}", f"w{n + 1}"]
+        owned = owners(site, ids)
+        if set(owned.values()) == set(ids):
+            return ids, owned
+    raise AssertionError("no pair of worker ids shares the hosts")
+
+
+def test_links_found_while_redis_is_down_survive_a_kill_9(local_redis, tmp_path):
+    """Each host is a chain of pages; page i of a host also links to a page of a host the other
+    worker owns, and nothing else links there. The victim fetches chain pages while Redis is
+    down, is killed -9, and restarts once Redis is back: the pages only those links reach are
+    fetched all the same."""
+    with MultiHostSite(hosts=HOSTS, pages=1) as site:
+        ids, owned = worker_ids(site)
+        victim = ids[1]
+        other = {h: next(t for t in range(HOSTS) if owned[t] != owned[h]) for h in range(HOSTS)}
+        chain = 18  # pages at depth 20 at most: the default --max-depth
+        graph = {}
+        for h in range(HOSTS):
+            graph[(h, "/")] = [(h, "/c0.html")]
+            for i in range(chain):
+                graph[(h, f"/c{i}.html")] = [(h, f"/c{i + 1}.html")] * (i + 1 < chain) + [(other[h], f"/x{h}-{i}.html")]
+                graph[(other[h], f"/x{h}-{i}.html")] = []
+        site.graph = graph
+        workers = {w: start_worker(site, tmp_path / w, local_redis.url, "c", "--worker", w) for w in ids}
+        wait_for_fetches(site, 0.15)
+        local_redis.stop()
+        down_at = time.monotonic()
+        victim_hosts = {h for h, w in owned.items() if w == victim}
+
+        def fetched_in_outage() -> int:
+            return sum(1 for h, path, at in list(site.requests) if h in victim_hosts and path.startswith("/c")
+                       and at > down_at)
+
+        deadline = time.monotonic() + 60
+        while fetched_in_outage() < 6:
+            assert time.monotonic() < deadline, "the victim fetched nothing while Redis was down"
+            time.sleep(0.05)
+        time.sleep(1.0)  # their flush (every 20 ms) has committed them: they will not be fetched again
+        workers[victim].send_signal(signal.SIGKILL)
+        workers[victim].wait()
+        local_redis.start()  # same port, same append-only file
+        workers[victim] = start_worker(site, tmp_path / victim, local_redis.url, "c", "--worker", victim)
+        for worker in workers.values():
+            finish(worker, timeout=180)
+        missing = site.reachable - set(site.fetch_counts())
+        assert not missing, f"{len(missing)} pages never fetched, e.g. {sorted(missing)[:3]}"
+
+
+def tree(site: MultiHostSite, levels: int) -> dict[tuple[int, str], tuple[int, str] | None]:
+    """A link tree under every host's root: each page links to one page on its own host and one
+    on another host, and is linked from nothing else, so its depth is the same whatever order
+    the crawl goes in. Sets ``site.graph``; returns page -> its parent (None for a root)."""
+    parent: dict[tuple[int, str], tuple[int, str] | None] = {}
+    graph: dict[tuple[int, str], list[tuple[int, str]]] = {}
+    for root in range(site.hosts):
+        level = [((root, "/"), "")]
+        parent[(root, "/")] = None
+        for depth in range(levels):
+            below = []
+            for (h, path), name in level:
+                children = [((h, f"/n{root}-{name}0.html"), name + "0"),
+                            (((h + 1 + depth) % site.hosts, f"/n{root}-{name}1.html"), name + "1")]
+                graph[(h, path)] = [page for page, _ in children]
+                for page, child_name in children:
+                    parent[page] = (h, path)
+                    below.append((page, child_name))
+            level = below
+        for page, _ in level:
+            graph[page] = []
+    site.graph = graph
+    return parent
+
+
+def depth_of(page, parent) -> int:
+    return 0 if parent[page] is None else 1 + depth_of(parent[page], parent)
+
+
+def crawl_log_lines(state: Path) -> list[list[str]]:
+    """(URL, discovery path, via) of every line of a worker's crawl.log."""
+    return [line.split()[3:6] for line in (state / "crawl.log").read_text().splitlines()]
+
+
+def test_max_depth_holds_across_workers_and_received_urls_keep_their_via(local_redis, tmp_path):
+    max_depth = 3
+    with MultiHostSite(hosts=HOSTS, pages=1) as site:
+        parent = tree(site, levels=max_depth + 2)
+        alone = subprocess.run([sys.executable, "-m", "pycrawler", "crawl", *site.seeds, "--state", str(tmp_path / "alone"),
+                                "--no-progress", "--delay", str(DELAY), "--concurrency", str(CONCURRENCY),
+                                "--parse-workers", "1", "--max-depth", str(max_depth)],
+                               cwd=ROOT, capture_output=True, text=True, timeout=180)
+        assert alone.returncode == 0, alone.stderr
+        single = set(site.fetch_counts())
+        assert single == {site.url(h, p) for (h, p) in parent if depth_of((h, p), parent) <= max_depth}
+
+        site.requests.clear()
+        ids, owned = worker_ids(site)
+        workers = [start_worker(site, tmp_path / w, local_redis.url, "c", "--worker", w, "--max-depth", str(max_depth))
+                   for w in ids]
+        for worker in workers:
+            finish(worker, timeout=180)
+        assert set(site.fetch_counts()) == single
+
+    url_of = {site.url(h, p): (h, p) for (h, p) in parent}
+    received = 0
+    for w in ids:
+        for url, hops, via in crawl_log_lines(tmp_path / w):
+            if url not in url_of:
+                continue  # robots.txt
+            page = url_of[url]
+            up = parent[page]
+            assert via == ("-" if up is None else site.url(*up)), url
+            assert hops == ("L" * depth_of(page, parent) or "-"), url
+            received += up is not None and owned[up[0]] != owned[page[0]]
+    assert received > 0, "no URL crossed between the workers: the test's graph must make some cross"

@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from test_cluster import (  # noqa: F401 (local_redis: a fixture)
     CONCURRENCY,
     DELAY,
@@ -29,6 +30,7 @@ from pycrawler.cluster.membership import host_of, weight
 from pycrawler.crawl.multihost import MultiHostSite
 
 HOSTS = 6
+MODES = ["split", "central"]  # --dedupe: host splitting, seed 003's protocol
 
 
 def owners(site: MultiHostSite, workers: list[str]) -> dict[int, str]:
@@ -46,7 +48,8 @@ def worker_ids(site: MultiHostSite) -> tuple[list[str], dict[int, str]]:
     raise AssertionError("no pair of worker ids shares the hosts")
 
 
-def test_links_found_while_redis_is_down_survive_a_kill_9(local_redis, tmp_path):
+@pytest.mark.parametrize("dedupe", MODES)
+def test_links_found_while_redis_is_down_survive_a_kill_9(local_redis, tmp_path, dedupe):
     """Each host is a chain of pages; page i of a host also links to a page of a host the other
     worker owns, and nothing else links there. The victim fetches chain pages while Redis is
     down, is killed -9, and restarts once Redis is back: the pages only those links reach are
@@ -63,7 +66,8 @@ def test_links_found_while_redis_is_down_survive_a_kill_9(local_redis, tmp_path)
                 graph[(h, f"/c{i}.html")] = [(h, f"/c{i + 1}.html")] * (i + 1 < chain) + [(other[h], f"/x{h}-{i}.html")]
                 graph[(other[h], f"/x{h}-{i}.html")] = []
         site.graph = graph
-        workers = {w: start_worker(site, tmp_path / w, local_redis.url, "c", "--worker", w) for w in ids}
+        options = ("--dedupe", dedupe)
+        workers = {w: start_worker(site, tmp_path / w, local_redis.url, "c", "--worker", w, *options) for w in ids}
         wait_for_fetches(site, 0.15)
         local_redis.stop()
         down_at = time.monotonic()
@@ -74,14 +78,14 @@ def test_links_found_while_redis_is_down_survive_a_kill_9(local_redis, tmp_path)
                        and at > down_at)
 
         deadline = time.monotonic() + 60
-        while fetched_in_outage() < 6:
+        while fetched_in_outage() < 2:  # seed 003's protocol: the pages its frontier held, one a host
             assert time.monotonic() < deadline, "the victim fetched nothing while Redis was down"
             time.sleep(0.05)
         time.sleep(1.0)  # their flush (every 20 ms) has committed them: they will not be fetched again
         workers[victim].send_signal(signal.SIGKILL)
         workers[victim].wait()
         local_redis.start()  # same port, same append-only file
-        workers[victim] = start_worker(site, tmp_path / victim, local_redis.url, "c", "--worker", victim)
+        workers[victim] = start_worker(site, tmp_path / victim, local_redis.url, "c", "--worker", victim, *options)
         for worker in workers.values():
             finish(worker, timeout=180)
         missing = site.reachable - set(site.fetch_counts())
@@ -122,7 +126,8 @@ def crawl_log_lines(state: Path) -> list[list[str]]:
     return [line.split()[3:6] for line in (state / "crawl.log").read_text().splitlines()]
 
 
-def test_max_depth_holds_across_workers_and_received_urls_keep_their_via(local_redis, tmp_path):
+@pytest.mark.parametrize("dedupe", MODES)
+def test_max_depth_holds_across_workers_and_received_urls_keep_their_via(local_redis, tmp_path, dedupe):
     max_depth = 3
     with MultiHostSite(hosts=HOSTS, pages=1) as site:
         parent = tree(site, levels=max_depth + 2)
@@ -136,8 +141,8 @@ def test_max_depth_holds_across_workers_and_received_urls_keep_their_via(local_r
 
         site.requests.clear()
         ids, owned = worker_ids(site)
-        workers = [start_worker(site, tmp_path / w, local_redis.url, "c", "--worker", w, "--max-depth", str(max_depth))
-                   for w in ids]
+        workers = [start_worker(site, tmp_path / w, local_redis.url, "c", "--worker", w, "--max-depth", str(max_depth),
+                                "--dedupe", dedupe) for w in ids]
         for worker in workers:
             finish(worker, timeout=180)
         assert set(site.fetch_counts()) == single

@@ -109,8 +109,8 @@ class LinkExchange(Protocol):
 
     def moved(self) -> bool:
         """True once after hosts may have moved between workers: the engine then hands the
-        URLs it fetched over with ``forward([Link(url) ...], seen=True)``, so their new owners do not
-        fetch them again."""
+        URLs it fetched over with ``forward([Link(url) ...], seen=True)``, so their new owners
+        do not fetch them again."""
 
     def report(self, fetched: int, pending: int, idle: bool) -> bool:
         """Tell the cluster how this worker stands (fetched pages, URLs in its frontier; idle:

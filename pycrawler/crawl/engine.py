@@ -52,9 +52,9 @@ I/O error) or a failed JE commit stops it at once, commits nothing more, and is 
 
 State folder: one JE environment (the frontier's ``pending``, ``queues``, ``retries``,
 ``frontier_meta``; ``visited`` for ``--seen exact``; ``fetched``: URL (StringBinding) ->
-CrawlUrl record (binding ``crawl_url``); ``robots``), ``crawl.log``, ``crawl.json`` (the
-settings a resumed crawl must keep), ``visited.bloom`` or ``drum/`` for the other Visited
-tables. ``pycrawler heritrix import`` writes such a folder from a Heritrix crawl
+CrawlUrl record (binding ``crawl_url``); ``robots``; a cluster worker's ``outbox``),
+``crawl.log``, ``crawl.json`` (the settings a resumed crawl must keep), ``visited.bloom`` or
+``drum/`` for the other Visited tables. ``pycrawler heritrix import`` writes such a folder from a Heritrix crawl
 (:mod:`pycrawler.heritrix.migrate`).
 
 Kept settings (:data:`KEPT_SETTINGS`): the Visited table, the queue policy, the
@@ -564,11 +564,11 @@ class Crawler:
         if self.exchange.moved():
             self._hand_over()
 
-    def _schedule(self, links: list[Link]) -> None:
+    def _schedule(self, links: list[Link] | list[tuple[str, int, str, str | None]]) -> None:
         """Put links in the frontier, each at its layer with its hop path and via."""
         by_layer: dict[int, list[CrawlUrl]] = {}
-        for link in links:
-            by_layer.setdefault(link.layer, []).append(discovered(link.url, link.layer, link.hops, link.via))
+        for url, layer, hops, via in links:
+            by_layer.setdefault(layer, []).append(discovered(url, layer, hops, via))
         for layer, records in sorted(by_layer.items()):
             done = self.frontier.schedule(records, layer=layer)
             self.summary.enqueued += done.enqueued
@@ -740,11 +740,12 @@ class Crawler:
     def _commit(self, finished: list[_Finished]) -> None:
         self.outputs.flush()
         redirect = Hop.REDIRECT.value
-        links = [Link(link, item.layer if hop == redirect else item.layer + 1, item.hop_path + hop, item.url)
+        # Plain tuples in Link's field order: a lone crawl's hot path builds no named tuples.
+        links = [(link, item.layer if hop == redirect else item.layer + 1, item.hop_path + hop, item.url)
                  for item in finished for link, hop in zip(item.links, item.hops)]
         exchange, unsent = self.exchange, None
         if exchange is not None:  # links to other workers' hosts leave; this worker schedules its own
-            links = exchange.add(links)
+            links = exchange.add([Link._make(link) for link in links])
         self._schedule(links)
         if exchange is not None:  # what this flush found and forwards is in Redis before its pages count as done
             unsent = exchange.flush()

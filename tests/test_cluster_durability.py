@@ -26,11 +26,44 @@ from test_cluster import (  # noqa: F401 (local_redis: a fixture)
     wait_for_fetches,
 )
 
+from pycrawler.cluster.central.frames import Flag, Frame, decode, encode
 from pycrawler.cluster.membership import host_of, weight
+from pycrawler.cluster.protocol import Link, decode_links, encode_links
 from pycrawler.crawl.multihost import MultiHostSite
+from pycrawler.crawl.outbox import Outbox
+from pycrawler.store import Environment
 
 HOSTS = 6
 MODES = ["split", "central"]  # --dedupe: host splitting, seed 003's protocol
+
+
+def test_link_lines_carry_depth_hops_and_via_and_url_only_lines_still_read():
+    page = "http://a.example/p.html"
+    links = [Link("http://b.example/1", 3, "LLE", page), Link("http://b.example/2", 3, "LLL", page),
+             Link("http://c.example/", 0, "", None), Link("http://b.example/3", 2, "LR", "http://a.example/")]
+    text = encode_links(links)
+    assert decode_links(text) == links
+    assert text.count(page) == 1  # a page's links name it once
+    assert decode_links("http://b.example/1\nhttp://b.example/2") == [Link("http://b.example/1", 1, "L", None),
+                                                                     Link("http://b.example/2", 1, "L", None)]
+    frame = Frame({links[0].url: 0}, "w0", 7, Flag.DEDUPE, {links[0].url: "3\tLLE\t" + page})
+    assert decode(encode(frame)) == frame
+    assert decode(encode(frame._replace(found=None))).found is None  # requests and answers leave it out
+
+
+def test_the_outbox_keeps_unsent_links_until_a_flush_gets_through(tmp_path):
+    first, second = [Link("http://b.example/1", 2, "LL", "http://a.example/")], [Link("http://c.example/")]
+    with Environment(tmp_path / "state", create=True) as env:
+        outbox = Outbox(env)
+        for unsent in (first, [], second):  # a failed flush with nothing new writes nothing
+            with env.begin() as txn:
+                outbox.update(unsent, txn)
+    with Environment(tmp_path / "state") as env:
+        outbox = Outbox(env)
+        assert len(outbox) == 2 and outbox.links() == first + second
+        with env.begin() as txn:
+            outbox.update(None, txn)
+        assert len(outbox) == 0 and outbox.links() == []
 
 
 def owners(site: MultiHostSite, workers: list[str]) -> dict[int, str]:
@@ -63,7 +96,8 @@ def test_links_found_while_redis_is_down_survive_a_kill_9(local_redis, tmp_path,
         for h in range(HOSTS):
             graph[(h, "/")] = [(h, "/c0.html")]
             for i in range(chain):
-                graph[(h, f"/c{i}.html")] = [(h, f"/c{i + 1}.html")] * (i + 1 < chain) + [(other[h], f"/x{h}-{i}.html")]
+                onward = [(h, f"/c{i + 1}.html")] if i + 1 < chain else []
+                graph[(h, f"/c{i}.html")] = onward + [(other[h], f"/x{h}-{i}.html")]
                 graph[(other[h], f"/x{h}-{i}.html")] = []
         site.graph = graph
         options = ("--dedupe", dedupe)

@@ -8,8 +8,9 @@ the owner reads it through its consumer group (``XREADGROUP``) and acknowledges 
 then ``XDEL``: an acknowledged entry is never needed again) only once the URLs are committed
 in its JE frontier. An entry's links carry their depth, hop path and via
 (:func:`~.protocol.encode_links`), so the owner schedules them as the finder would have and
-``--max-depth`` holds across workers. A CLOCK URL cache in front of the sending drops links already sent:
-Mercator's observation is that most cross-host links are repeats of a few popular URLs.
+``--max-depth`` holds across workers. A CLOCK URL cache in front of the sending drops links
+already sent: Mercator's observation is that most cross-host links are repeats of a few
+popular URLs.
 
 Faults:
 

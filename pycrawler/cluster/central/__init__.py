@@ -57,6 +57,7 @@ class CentralExchange:
         self.figures: dict = {}
         self.unacked: list[Delivery] = []
         self.fresh: list[Link] = []  # added since the last flush: what a failed flush returns
+        self._unreachable = False  # a warning once per outage: the crawl retries every 0.1 s
         self._beaten = time.monotonic()
         self._stop = threading.Event()
         self._failure: BaseException | None = None
@@ -120,8 +121,13 @@ class CentralExchange:
         try:
             self.local.flush()
         except NETWORK_ERRORS as err:  # the crawl goes on with its own frontier; the next flush sends
-            log.warning("Redis unreachable, %d links wait to be sent: %s", len(self.local.url_pool) + len(self.local.unsent), err)
+            if not self._unreachable:
+                log.warning("Redis unreachable, links wait to be sent: %s", err)
+            self._unreachable = True
             return False
+        if self._unreachable:
+            log.warning("Redis answers again: the waiting links are sent")
+        self._unreachable = False
         return True
 
     def receive(self, max_urls: int, block_ms: int = 0) -> list[Delivery]:

@@ -10,6 +10,7 @@ import redis
 
 from pycrawler.cluster.central import CentralExchange
 from pycrawler.cluster.membership import Membership
+from pycrawler.cluster.protocol import Link
 
 LEASE, HEARTBEAT = 1.0, 0.2  # seconds: short, so a killed central host is replaced quickly
 TIMINGS = {"answer_timeout_ms": 500, "frame_size": 100}
@@ -27,7 +28,7 @@ def run_worker(port, worker, network, urls, chunk, pause, flushed, stop, results
     exchange = CentralExchange(membership(port, worker), network, **TIMINGS)
     acked: list[str] = []
     for start in range(0, len(urls), chunk):
-        exchange.add(urls[start : start + chunk])
+        exchange.add([Link(url) for url in urls[start : start + chunk]])
         exchange.flush()
         acked += drain(exchange)
         time.sleep(pause)
@@ -45,4 +46,4 @@ def drain(exchange: CentralExchange, block_ms: int = 0) -> list[str]:
     exchange.report(0, 0, idle=False)  # the heartbeat, as the crawl's flusher sends it
     deliveries = exchange.receive(1000, block_ms)
     exchange.ack(deliveries)
-    return exchange.forward([url for delivery in deliveries for url in delivery.urls])
+    return [link.url for link in exchange.forward([link for delivery in deliveries for link in delivery.links])]

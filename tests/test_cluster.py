@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 import pytest
-import redis
 
 from pycrawler.cluster.local_redis import LocalRedis, find_redis_server
 from pycrawler.cluster.membership import host_of, weight

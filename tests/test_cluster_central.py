@@ -39,6 +39,7 @@ from pycrawler.cluster.central.frames import Flag, Frame, FrameError, decode, en
 from pycrawler.cluster.central.layout import Layout
 from pycrawler.cluster.central.local import fingerprint_keys
 from pycrawler.cluster.membership import Membership
+from pycrawler.cluster.protocol import Link
 from pycrawler.crawl.multihost import MultiHostSite
 
 
@@ -62,7 +63,7 @@ def exchanges(port: int, *workers: tuple[str, str]) -> list[CentralExchange]:
 def delivered(ex: CentralExchange) -> list[str]:
     deliveries = ex.receive(10_000)
     ex.ack(deliveries)
-    return [url for d in deliveries for url in d.urls]
+    return [link.url for d in deliveries for link in d.links]
 
 
 def test_a_frame_round_trips_through_its_json_form():
@@ -80,7 +81,7 @@ def test_a_frame_round_trips_through_its_json_form():
 def test_a_host_discards_its_own_request_and_answers_from_finish_url(redis_port):
     a, b = exchanges(redis_port, ("a", "net0"), ("b", "net0"))
     first = site_urls(2, 5)
-    a.add(first)
+    a.add([Link(url) for url in first])
     a.flush()
     assert a.central.step() == 1  # a takes the network's lease and broadcasts the request
     assert a.local.answer() == 1 and a.local.stats["own_discarded"] == 1 and a.local.stats["answered"] == 0
@@ -92,7 +93,7 @@ def test_a_host_discards_its_own_request_and_answers_from_finish_url(redis_port)
     # Round two: a's links again plus new ones. Local de-duplication drops what a committed,
     # b's answer marks what b committed, and only the new URLs are allocated.
     fresh = [f"http://127.0.0.9:8000/n{i}" for i in range(7)]
-    a.add(first + fresh)
+    a.add([Link(url) for url in first + fresh])
     a.flush()
     assert a.local.stats["dropped_locally"] == len(to_a)
     a.central.step()
@@ -109,7 +110,7 @@ def test_a_host_discards_its_own_request_and_answers_from_finish_url(redis_port)
 def test_an_answer_lost_costs_only_the_time_out_and_a_late_one_is_dropped(redis_port):
     a, b, silent = exchanges(redis_port, ("a", "net0"), ("b", "net0"), ("c", "net0"))  # c: alive, but never answers
     urls = site_urls(3, 4)
-    a.add(urls)
+    a.add([Link(url) for url in urls])
     a.flush()
     started = time.monotonic()
     a.central.step()
@@ -129,14 +130,14 @@ def test_an_answer_lost_costs_only_the_time_out_and_a_late_one_is_dropped(redis_
 def test_other_networks_strike_what_their_hosts_have(redis_port):
     a, d = exchanges(redis_port, ("a", "net0"), ("d", "net1"))
     known, new = site_urls(2, 3), [f"http://127.0.0.7:8000/x{i}" for i in range(5)]
-    d.add(known)  # d's own links go through its network first and end in its finish_URL
+    d.add([Link(url) for url in known])  # d's own links go through its network first and end in its finish_URL
     d.flush()
     for _ in range(6):
         for step in (d.central.step, a.central.step, a.local.answer, d.local.answer):
             step()
     assert sorted(delivered(a) + delivered(d)) == sorted(known)
 
-    a.add(known + new)
+    a.add([Link(url) for url in known + new])
     a.flush()
     a.central.step()  # a alone in net0: straight to net1's central host
     assert set(a.central.records["dist"]) and not a.central.records["local"]

@@ -6,8 +6,11 @@ returns it); a link to another worker's host goes, in batches, to that owner's R
 ``pycrawler:NAME:links:OWNER`` (one ``XADD`` per owner and flush, all in one pipeline), where
 the owner reads it through its consumer group (``XREADGROUP``) and acknowledges it (``XACK``,
 then ``XDEL``: an acknowledged entry is never needed again) only once the URLs are committed
-in its JE frontier. A CLOCK URL cache in front of the sending drops links already sent:
-Mercator's observation is that most cross-host links are repeats of a few popular URLs.
+in its JE frontier. An entry's links carry their depth, hop path and via
+(:func:`~.protocol.encode_links`), so the owner schedules them as the finder would have and
+``--max-depth`` holds across workers. A CLOCK URL cache in front of the sending drops links
+already sent: Mercator's observation is that most cross-host links are repeats of a few
+popular URLs.
 
 Faults:
 
@@ -30,10 +33,11 @@ Faults:
   frontier (a worker back from the dead). That covers a dead owner as well as a live one.
   After a change a worker reads its stream only ``settle`` seconds later, so that the
   previous owners' fetches in flight are recorded before links to the moved hosts are acted on.
-- **Redis is unreachable**: ``flush`` keeps the outgoing batches in memory and ``receive``
+- **Redis is unreachable**: ``flush`` keeps the outgoing batches in memory, returns the links
+  it could not send for the crawl to commit in its JE outbox with the pages that found them
+  (a kill -9 during the outage loses none: the next run adds them again), and ``receive``
   returns nothing; the worker goes on crawling its own hosts and sends the batches when Redis
-  answers again (a kill -9 during the outage loses those batches: the links stay in the
-  fetched pages, which the worker's next run does not refetch).
+  answers again.
 
 Termination: the crawl is over when every live member reports itself idle (frontier empty,
 nothing in process, nothing to send) and every stream is empty (nothing in transit).
@@ -52,7 +56,7 @@ import redis
 
 from ..seen.cache import UrlCache
 from .membership import Membership, host_of
-from .protocol import Delivery
+from .protocol import Delivery, Link, decode_links, encode_links
 
 GROUP = "workers"
 ENTRIES_PER_READ = 32
@@ -61,9 +65,9 @@ NETWORK_ERRORS = (redis.ConnectionError, redis.TimeoutError)
 log = logging.getLogger(__name__)
 
 
-def _urls(fields: dict, field: bytes) -> list[str]:
-    body = fields.get(field)
-    return body.decode().split("\n") if body else []
+def _links(fields: dict) -> list[Link]:
+    body = fields.get(b"u")
+    return decode_links(body.decode()) if body else []
 
 
 def url_keys(urls: Sequence[str]) -> np.ndarray:
@@ -82,7 +86,8 @@ class HostSplitExchange:
         self.membership, self.cache = membership, cache
         self.settle = 2 * membership.heartbeat if settle is None else settle
         self.me = membership.worker
-        self.outbox: dict[str, list[str]] = {}
+        self.outbox: dict[str, list[Link]] = {}
+        self.fresh: list[Link] = []  # queued since the last flush: what a failed flush returns
         self.fetched_outbox: dict[str, list[bytes]] = {}  # host -> keys of its URLs fetched since the last flush
         self._loaded: set[str] = set()  # own hosts whose earlier fetches this worker has read
         self._loaded_lock = threading.Lock()  # the heartbeat thread drops the hosts that moved away
@@ -144,31 +149,33 @@ class HostSplitExchange:
                 raise
 
     # -- sending ------------------------------------------------------------------------------------
-    def add(self, urls: Sequence[str]) -> list[str]:
+    def add(self, links: Sequence[Link]) -> list[Link]:
         own, foreign = [], []
-        for url in urls:
-            host = host_of(url)
+        for link in links:
+            host = host_of(link.url)
             if host not in self.hosts:
                 self.hosts.add(host)
                 self.new_hosts.append(host)
-            (own if self.membership.owner(host) == self.me else foreign).append(url)
+            (own if self.membership.owner(host) == self.me else foreign).append(link)
         if foreign and self.cache is not None:
-            hit = self.cache.access(url_keys(foreign))
+            hit = self.cache.access(url_keys([link.url for link in foreign]))
             self.traffic["dropped"] += int(hit.sum())
-            foreign = [u for u, h in zip(foreign, hit.tolist()) if not h]
-        for url in foreign:
-            self.outbox.setdefault(self.membership.owner(host_of(url)), []).append(url)
+            foreign = [link for link, h in zip(foreign, hit.tolist()) if not h]
+        for link in foreign:
+            self.outbox.setdefault(self.membership.owner(host_of(link.url)), []).append(link)
+        self.fresh += foreign
         return own
 
-    def forward(self, urls: Sequence[str]) -> list[str]:
+    def forward(self, links: Sequence[Link]) -> list[Link]:
         keep = []
-        for url in urls:
-            owner = self.membership.owner(host_of(url))
+        for link in links:
+            owner = self.membership.owner(host_of(link.url))
             if owner == self.me:
-                keep.append(url)
+                keep.append(link)
             else:
-                self.outbox.setdefault(owner, []).append(url)
-                self._handed.add(url)
+                self.outbox.setdefault(owner, []).append(link)
+                self.fresh.append(link)
+                self._handed.add(link.url)
                 self.traffic["forwarded"] += 1
         return keep
 
@@ -200,35 +207,37 @@ class HostSplitExchange:
         self.traffic["learned"] += len(keys)
         return keys
 
-    def flush(self) -> None:
+    def flush(self) -> list[Link] | None:
         if self.unacked:
             self.ack([])
         if not self.outbox and not self.fetched_outbox and not self.new_hosts:
-            return
+            return None
         pipe = self.membership.redis.pipeline(transaction=False)
         if self.new_hosts:
             pipe.sadd(self.membership.key("hosts"), *self.new_hosts)
         for host, keys in self.fetched_outbox.items():
             pipe.append(self.membership.key("fetched", host), b"".join(keys))
         sent = nbytes = 0
-        for owner, urls in self.outbox.items():
-            body = "\n".join(urls)
+        for owner, links in self.outbox.items():
+            body = encode_links(links)
             pipe.xadd(self.stream(owner), {"u": body})
             pipe.sadd(self.membership.key("streams"), owner)
-            sent, nbytes = sent + len(urls), nbytes + len(body)
+            sent, nbytes = sent + len(links), nbytes + len(body)
         try:
             pipe.execute()
         except NETWORK_ERRORS as exc:
             if not self._unreachable:  # once per outage, not once per flush
                 log.warning("Redis unreachable, links wait to be sent: %s", exc)
             self._unreachable = True
-            return
+            unsent, self.fresh = self.fresh, []
+            return unsent
         if self._unreachable:
             log.warning("Redis answers again: the waiting links are sent")
         self._unreachable = False
-        self.outbox, self.fetched_outbox, self.new_hosts = {}, {}, []
+        self.outbox, self.fetched_outbox, self.new_hosts, self.fresh = {}, {}, [], []
         self.traffic["sent"] += sent
         self.traffic["bytes_sent"] += nbytes
+        return None
 
     # -- receiving ----------------------------------------------------------------------------------
     def receive(self, max_urls: int, block_ms: int = 0) -> list[Delivery]:
@@ -252,8 +261,8 @@ class HostSplitExchange:
         gone = [entry_id for entry_id, fields in entries if not fields]  # re-routed while this worker was away
         if gone:
             self.unacked += [Delivery([], entry_id) for entry_id in gone]
-        deliveries = [Delivery(_urls(fields, b"u"), entry_id) for entry_id, fields in entries if fields]
-        self.traffic["received"] += sum(len(d.urls) for d in deliveries)
+        deliveries = [Delivery(_links(fields), entry_id) for entry_id, fields in entries if fields]
+        self.traffic["received"] += sum(len(d.links) for d in deliveries)
         return deliveries
 
     def ack(self, deliveries: Sequence[Delivery]) -> None:
@@ -327,13 +336,13 @@ class HostSplitExchange:
             if pipe.zscore(members, worker) is not None:  # pruned at this worker's last beat: it rejoined
                 return None
             entries = pipe.xrange(self.stream(worker), count=10_000)
-            by_owner: dict[str, list[str]] = {}
+            by_owner: dict[str, list[Link]] = {}
             for _, fields in entries:
-                for url in _urls(fields or {}, b"u"):
-                    by_owner.setdefault(self.membership.owner(host_of(url)), []).append(url)
+                for link in _links(fields or {}):
+                    by_owner.setdefault(self.membership.owner(host_of(link.url)), []).append(link)
             pipe.multi()
-            for owner, urls in sorted(by_owner.items()):
-                pipe.xadd(self.stream(owner), {"u": "\n".join(urls)})
+            for owner, links in sorted(by_owner.items()):
+                pipe.xadd(self.stream(owner), {"u": encode_links(links)})
                 pipe.sadd(self.membership.key("streams"), owner)
             if entries:
                 pipe.xdel(self.stream(worker), *[entry_id for entry_id, _ in entries])

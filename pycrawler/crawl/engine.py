@@ -29,9 +29,11 @@ The flow of a URL:
 
 A cluster worker (:mod:`pycrawler.cluster`, a ``LinkExchange`` given to :class:`Crawler`)
 keeps the same order: at each flush the links to other workers' hosts leave through the
-exchange (in Redis before the pages that found them count as done), the URLs other workers
-sent are scheduled then acknowledged, a polled URL whose host moved is forwarded instead of
-fetched, and the crawl ends when the whole cluster is idle.
+exchange (in Redis before the pages that found them count as done; while Redis does not answer,
+in the state's ``outbox`` database, committed with the completions: :mod:`.outbox`), the URLs
+other workers sent are scheduled at the depth and with the via they were found with, then
+acknowledged, a polled URL whose host moved is forwarded instead of fetched, and the crawl ends
+when the whole cluster is idle.
 
 The outputs users keep (crawl.log, WARC files, the trace; :mod:`.outputs`) are written when a
 fetch ends and flushed to the operating system (``fsync``: to the disk) at the start of every
@@ -50,10 +52,10 @@ I/O error) or a failed JE commit stops it at once, commits nothing more, and is 
 
 State folder: one JE environment (the frontier's ``pending``, ``queues``, ``retries``,
 ``frontier_meta``; ``visited`` for ``--seen exact``; ``fetched``: URL (StringBinding) ->
-CrawlUrl record (binding ``crawl_url``); ``robots``), ``crawl.log``, ``crawl.json`` (the
-settings a resumed crawl must keep), ``visited.bloom`` or ``drum/`` for the other Visited
-tables. ``pycrawler heritrix import`` writes such a folder from a Heritrix crawl
-(:mod:`pycrawler.heritrix.migrate`).
+CrawlUrl record (binding ``crawl_url``); ``robots``; a cluster worker's ``outbox``),
+``crawl.log``, ``crawl.json`` (the settings a resumed crawl must keep), ``visited.bloom`` or
+``drum/`` for the other Visited tables. ``pycrawler heritrix import`` writes such a folder
+from a Heritrix crawl (:mod:`pycrawler.heritrix.migrate`).
 
 Kept settings (:data:`KEPT_SETTINGS`): the Visited table, the queue policy, the
 canonicaliser and the seen-key scheme. A setting left unset (None) takes the folder's value
@@ -77,7 +79,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import jvm
-from ..cluster.protocol import LinkExchange
+from ..cluster.protocol import Link, LinkExchange
 from ..errors import BadInput, PycrawlerError
 from ..fetch import ALLOWED, FetchConfig, Fetcher, RobotsCache
 from ..fetch import status as fetch_status
@@ -93,6 +95,7 @@ from ..store import Environment
 from ..store.java_errors import je_errors
 from ..store.tuple import java_utf
 from .diskspace import DEFAULT_MIN_FREE_MB, DiskSpaceMonitor
+from .outbox import Outbox
 from .outputs import CrawlOutputs
 from .pages import LinkPolicy, PagePool, PageResult
 from .progress import Progress
@@ -350,6 +353,7 @@ class Crawler:
                                               prefetch=16)
             self.fetched = self.env.open_database(FETCHED, create=True)
             self.robots_db = self.env.open_database(ROBOTS, create=True)
+            self.outbox = Outbox(self.env) if self.exchange is not None else None
         except BaseException:
             self.env.close()
             raise
@@ -467,11 +471,13 @@ class Crawler:
             async with Fetcher(fetch_config) as fetcher:
                 self.fetcher = fetcher
                 self.robots = RobotsCache(fetcher, "pycrawler", store=self.robots_db, obey=config.obey_robots)
-                seeds = self.seeds
-                if self.exchange is not None:  # what the cluster sent first
-                    self._exchange_links()
-                    seeds = self.exchange.add(seeds)
-                self.frontier.schedule([discovered(seed, 0, "", None) for seed in seeds], layer=0)
+                seeds = [Link(seed, 0, "", None) for seed in self.seeds]
+                if self.exchange is not None:
+                    # What an earlier run could not send is queued again before a flush empties the outbox.
+                    restored = self.exchange.add(self.outbox.links()) if self.outbox else []
+                    self._exchange_links()  # what the cluster sent first
+                    seeds = self.exchange.add(seeds) + restored
+                self._schedule(seeds)
                 flusher = asyncio.create_task(self._flusher())
                 try:
                     await self._dispatch()
@@ -532,7 +538,8 @@ class Crawler:
         are finished here without a fetch at the next flush."""
         if self.exchange is None or not batch:
             return batch
-        keep = set(self.exchange.forward([record.ori_url for record in batch]))
+        polled = [Link(record.ori_url, record.layer, *discovery(record)) for record in batch]
+        keep = {link.url for link in self.exchange.forward(polled)}
         urls = [record.ori_url for record in batch if record.ori_url in keep]
         if urls:
             learned = self.exchange.earlier_fetches(urls)
@@ -559,20 +566,36 @@ class Crawler:
         self._exchanged = time.monotonic()
         deliveries = self.exchange.receive(RECEIVE_BATCH)
         if deliveries:
-            urls = [url for delivery in deliveries for url in delivery.urls]
-            back = set(self.exchange.handed_back(urls))
+            links = [link for delivery in deliveries for link in delivery.links]
+            back = set(self.exchange.handed_back([link.url for link in links]))
             if back:  # forwarded from here, bounced back uncrawled: the seen table must not drop them
-                forced = self.frontier.schedule([discovered(url, 1, Hop.LINK.value, None) for url in back], layer=1,
-                                                force=True)
-                self.summary.enqueued += forced.enqueued
-                urls = [url for url in urls if url not in back]
-            done = self.frontier.schedule([discovered(url, 1, Hop.LINK.value, None) for url in urls], layer=1)
+                self._schedule([link for link in links if link.url in back], force=True)
+                links = [link for link in links if link.url not in back]
+            self._schedule(links)
             self.frontier.flush()  # an asynchronous Visited table enqueues what it holds
-            self.summary.enqueued += done.enqueued
-            self.summary.dupes_avoided += done.duplicates
             self.exchange.ack(deliveries)
             self._wakeup.set()
+        if self.outbox:  # links Redis did not take: try again, with or without pages to finish
+            self._flush_exchange()
         self._report(idle=False)
+
+    def _schedule(self, links: list[Link] | list[tuple[str, int, str, str | None]], force: bool = False) -> None:
+        """Put links in the frontier, each at its layer with its hop path and via (``force``:
+        past the seen table)."""
+        by_layer: dict[int, list[CrawlUrl]] = {}
+        for url, layer, hops, via in links:
+            by_layer.setdefault(layer, []).append(discovered(url, layer, hops, via))
+        for layer, records in sorted(by_layer.items()):
+            done = self.frontier.schedule(records, layer=layer, force=force)
+            self.summary.enqueued += done.enqueued
+            self.summary.dupes_avoided += done.duplicates
+
+    def _flush_exchange(self) -> None:
+        """Flush the exchange outside a crawl flush; what it could not send goes to the outbox."""
+        unsent = self.exchange.flush()
+        if unsent is not None or self.outbox:
+            with self.env.begin() as txn:
+                self.outbox.update(unsent, txn)
 
     async def _drain(self) -> None:
         """Let the fetches in flight finish (up to ``grace`` seconds when stopping), flushing them."""
@@ -725,30 +748,29 @@ class Crawler:
 
     def _commit(self, finished: list[_Finished]) -> None:
         self.outputs.flush()
-        by_layer: dict[int, list[CrawlUrl]] = {}
-        for item in finished:
-            for link, hop in zip(item.links, item.hops):
-                same_layer = hop == Hop.REDIRECT.value
-                layer = item.layer if same_layer else item.layer + 1
-                by_layer.setdefault(layer, []).append(discovered(link, layer, item.hop_path + hop, item.url))
-        frontier, summary, exchange = self.frontier, self.summary, self.exchange
+        redirect = Hop.REDIRECT.value
+        # Plain tuples in Link's field order: a lone crawl's hot path builds no named tuples.
+        links = [(link, item.layer if hop == redirect else item.layer + 1, item.hop_path + hop, item.url)
+                 for item in finished for link, hop in zip(item.links, item.hops)]
+        exchange, unsent = self.exchange, None
         if exchange is not None:  # links to other workers' hosts leave; this worker schedules its own
-            for layer, records in by_layer.items():
-                own = set(exchange.add([record.ori_url for record in records]))
-                by_layer[layer] = [record for record in records if record.ori_url in own]
-        for layer, records in sorted(by_layer.items()):
-            done = frontier.schedule(records, layer=layer)
-            summary.enqueued += done.enqueued
-            summary.dupes_avoided += done.duplicates
+            links = exchange.add([Link._make(link) for link in links])
+        self._schedule(links)
+        if exchange is not None:  # the links this flush found, and its forwards, are in Redis before its pages count as done
+            unsent = exchange.flush()
         fetches = [f for f in finished if f.record is not None]  # the others were handed over, not fetched
-        if exchange is not None:
-            exchange.flush()  # the links this flush found, and its forwards, are in Redis before its pages count as done
         self.fetched.put_many([url_key(f.url) for f in fetches], [f.record for f in fetches])
-        frontier.completed_many((f.url, f.outcome) for f in finished)
+        completions = ((f.url, f.outcome) for f in finished)
+        if unsent is None and not self.outbox:
+            self.frontier.completed_many(completions)
+        else:
+            with self.env.begin() as txn:  # Redis did not answer: what it did not take is durable with the pages
+                self.outbox.update(unsent, txn)
+                self.frontier.completed_many(completions, txn=txn)
         if exchange is not None:
             done = [f.url for f in fetches if f.outcome.kind != RETRY]  # a retried URL is fetched again
             if done:
                 # Only once committed: a later owner skips what these keys name, so a page named
                 # before its own-host links were committed would never have them crawled.
-                exchange.fetched(done, frontier.keys_of(done))
-                exchange.flush()
+                exchange.fetched(done, self.frontier.keys_of(done))
+                self._flush_exchange()

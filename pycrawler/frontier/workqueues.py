@@ -863,13 +863,15 @@ class WorkQueueFrontier(TodoFrontier):
                 self._commit()
             return final
 
-    def completed_many(self, items: Iterable[tuple[str | CrawlUrl, Outcome]], now: float | None = None) -> int:
-        """:meth:`completed` for a batch, committed (durable) when it returns; returns how
-        many outcomes were final."""
+    def completed_many(self, items: Iterable[tuple[str | CrawlUrl, Outcome]], now: float | None = None,
+                       txn=None) -> int:
+        """:meth:`completed` for a batch, committed (durable) when it returns, or written in
+        ``txn``, which then commits it with the caller's own writes; returns how many
+        outcomes were final."""
         with self._lock:
             now = self.clock() if now is None else now
             finals = sum(self._complete(url, outcome, now) for url, outcome in items)
-            self._commit()
+            self._commit(txn=txn)
             return finals
 
     def _complete(self, url: str | CrawlUrl, outcome: Outcome, now: float) -> bool:

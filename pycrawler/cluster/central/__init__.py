@@ -25,7 +25,7 @@ import redis
 
 from ...seen.cache import UrlCache
 from ..membership import Membership
-from ..protocol import Delivery
+from ..protocol import Delivery, Link
 from .central_host import CentralHost
 from .layout import Layout
 from .local import LocalHost
@@ -57,6 +57,8 @@ class CentralExchange:
         membership.settle(settle)
         self.figures: dict = {}
         self.unacked: list[Delivery] = []
+        self.fresh: list[Link] = []  # added since the last flush: what a failed flush returns
+        self._unreachable = False  # a warning once per outage: the crawl retries every 0.1 s
         self._beaten = time.monotonic()
         self._stop = threading.Event()
         self._failure: BaseException | None = None
@@ -101,17 +103,33 @@ class CentralExchange:
 
     # -- LinkExchange ---------------------------------------------------------------------------
 
-    def add(self, urls: Sequence[str]) -> list[str]:
+    def add(self, links: Sequence[Link]) -> list[Link]:
         """Every link goes through the protocol: none is kept before the cluster agreed it is new."""
-        self.local.add(urls)
+        self.local.add(links)
+        self.fresh += links
         return []
 
-    def flush(self) -> None:
+    def flush(self) -> list[Link] | None:
         self._check()
+        if self._send():
+            self.fresh = []
+            return None
+        unsent, self.fresh = self.fresh, []
+        return unsent
+
+    def _send(self) -> bool:
+        """Send the pools; False when Redis did not answer (they wait for the next try)."""
         try:
             self.local.flush()
         except NETWORK_ERRORS as err:  # the crawl goes on with its own frontier; the next flush sends
-            log.warning("Redis unreachable, %d links wait to be sent: %s", len(self.local.url_pool) + len(self.local.unsent), err)
+            if not self._unreachable:
+                log.warning("Redis unreachable, links wait to be sent: %s", err)
+            self._unreachable = True
+            return False
+        if self._unreachable:
+            log.warning("Redis answers again: the waiting links are sent")
+        self._unreachable = False
+        return True
 
     def receive(self, max_urls: int, block_ms: int = 0) -> list[Delivery]:
         self._check()
@@ -129,12 +147,12 @@ class CentralExchange:
             return
         self.unacked = []
 
-    def forward(self, urls: Sequence[str]) -> list[str]:
+    def forward(self, links: Sequence[Link]) -> list[Link]:
         """Polled URLs of hosts whose owner changed go to the owner."""
         try:
-            return self.local.forward(urls)
+            return self.local.forward(links)
         except NETWORK_ERRORS:
-            return list(urls)  # owners unknown while Redis is away: hosts move only when a worker dies
+            return list(links)  # owners unknown while Redis is away: hosts move only when a worker dies
 
     def handed_back(self, urls: Sequence[str]) -> list[str]:
         """None: a dead worker's task_pool goes to its hosts' new owners, never back to a
@@ -152,7 +170,7 @@ class CentralExchange:
         """Keep this worker's figures for the next heartbeat; True once every live worker is idle
         and no frame, pool entry or allocated URL is anywhere in Redis."""
         if self.local.url_pool or self.local.unsent:  # links added outside a crawl flush (the seeds): send them now
-            self.flush()
+            self._send()  # what fails stays in `fresh`: the crawl's next flush returns it
         if self.unacked:
             self.ack([])
         idle = idle and not self.local.unsent and not self.unacked
@@ -183,7 +201,7 @@ class CentralExchange:
         for thread in self._threads:
             thread.join()
         try:
-            self.flush()
+            self._send()
             self.central.resign()
             self.membership.beat({**self.figures, "idle": 1, **self.local.stats})
             self.membership.leave()

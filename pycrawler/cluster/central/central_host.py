@@ -35,6 +35,7 @@ from collections.abc import Callable
 import redis
 
 from ..membership import host_of, weight
+from ..protocol import decode_links, encode_link
 from .frames import Flag, Frame, FrameError, decode
 from .layout import CENTRAL_GROUP, Layout, central_address, ensure_group, networks_of, send
 from .local import fingerprint_keys
@@ -43,7 +44,7 @@ from .local import fingerprint_keys
 # not alive is replaced by the rendezvous candidate. Returns how many URLs it placed.
 # KEYS: the owners hash, a stream to delete entries from, then task_URL sets (this network's first).
 # ARGV: task_pool key prefix and suffix, the live workers (count first), entry ids to delete
-# (count first), then per URL (fingerprint, host, candidate, URL).
+# (count first), then per URL (fingerprint, host, candidate, its task_pool line).
 # Allocating: with task_URL sets, a URL any of them holds is skipped, the others are added to the
 # first, all in one script, so a URL is allocated once cluster-wide. Re-routing a departed
 # worker's task_pool: no task_URL sets, and its entries are deleted in the same script.
@@ -57,7 +58,7 @@ for i = 1, tonumber(ARGV[at]) do ids[i] = ARGV[at + i] end
 at = at + #ids + 1
 local batches, order, placed = {}, {}, 0
 for i = at, #ARGV, 4 do
-  local fp, host, candidate, url = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local fp, host, candidate, line = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local known = false
   for k = 3, #KEYS do
     if redis.call('SISMEMBER', KEYS[k], fp) == 1 then known = true break end
@@ -71,7 +72,7 @@ for i = at, #ARGV, 4 do
     end
     if not batches[owner] then batches[owner] = {} order[#order + 1] = owner end
     local batch = batches[owner]
-    batch[#batch + 1] = url
+    batch[#batch + 1] = line
     placed = placed + 1
   end
 end
@@ -222,7 +223,8 @@ class CentralHost:
             expected = [h for h in self._live(self.network) if h != frame.ip]
             if expected:  # the broadcast goes to every host; the sender discards its own
                 self._send(self.layout.requests(self.network), Frame(frame.url_set, frame.ip, frame.number, Flag.REQUEST))
-            self._open("local", frame.number, frame.url_set, origin=frame.ip, reply_to=None, expected=expected)
+            self._open("local", frame.number, frame.url_set, origin=frame.ip, reply_to=None, expected=expected,
+                       found=frame.found)
         elif frame.flag is Flag.REQUEST:  # another network's central host asks for our hosts' answers
             if frame.ip == self.address:
                 return  # our own request come back: the paper discards it
@@ -234,9 +236,10 @@ class CentralHost:
             self._answer(frame)
 
     def _open(self, pool: str, number: int, url_set: dict[str, int], origin: str, reply_to: str | None,
-              expected: list[str], wait_ms: int | None = None) -> None:
+              expected: list[str], wait_ms: int | None = None, found: dict[str, str] | None = None) -> None:
+        """``found``: the URLs' depth, hop path and via of an own host's set, kept to allocation."""
         record = {"urls": dict(url_set), "origin": origin, "reply_to": reply_to, "expected": expected,
-                  "answered": [], "deadline": now_ms() + (wait_ms or self.answer_timeout_ms)}
+                  "answered": [], "deadline": now_ms() + (wait_ms or self.answer_timeout_ms), "found": found or {}}
         self.records[pool][number] = record
         self.dirty.add((pool, number))
         if not expected:
@@ -273,14 +276,15 @@ class CentralHost:
         if pool == "local":  # the network is done: now the other networks
             others = self._other_networks()
             if not record["urls"] or not others:
-                self._allocate_urls(list(record["urls"]))
+                self._allocate_urls(list(record["urls"]), record.get("found"))
                 return
             self._open("dist", number, record["urls"], origin=record["origin"], reply_to=None,
-                       expected=[central_address(n) for n in others], wait_ms=2 * self.answer_timeout_ms)
+                       expected=[central_address(n) for n in others], wait_ms=2 * self.answer_timeout_ms,
+                       found=record.get("found"))
             for network in others:
                 self._send(self.layout.inbox(network), Frame(record["urls"], self.address, number, Flag.REQUEST))
         elif record["reply_to"] is None:  # every network answered (or timed out): allocate
-            self._allocate_urls(list(record["urls"]))
+            self._allocate_urls(list(record["urls"]), record.get("found"))
         else:  # answer the other network, adding what this network already allocated
             urls = list(record["urls"])
             allocated = self.client.smismember(self.layout.task_url(self.network), fingerprint_keys(urls)) if urls else []
@@ -288,23 +292,29 @@ class CentralHost:
             network = record["reply_to"].partition("@")[2]
             self._send(self.layout.inbox(network), Frame(marks, self.address, number, Flag.ANSWER))
 
-    def _allocate_urls(self, urls: list[str]) -> None:
+    def _allocate_urls(self, urls: list[str], found: dict[str, str] | None) -> None:
+        """Allocate what survived de-duplication; each task_pool line carries the URL's depth,
+        hop path and via from ``found`` (a URL alone when a set came without them)."""
         if urls:
             # Every network that ever allocated, alive or not: what it allocated stays allocated.
             networks = sorted(n.decode() for n in self.client.smembers(self.layout.networks))
             task_urls = [self.layout.task_url(self.network)]
             task_urls += [self.layout.task_url(n) for n in networks if n != self.network]
-            self.stats["allocated"] += self._place_urls(urls, fingerprint_keys(urls), self.inbox, [], task_urls)
+            found = found or {}
+            lines = [f"{url}\t{found[url]}" if url in found else url for url in urls]
+            self.stats["allocated"] += self._place_urls(urls, lines, fingerprint_keys(urls), self.inbox, [], task_urls)
 
-    def _place_urls(self, urls: list[str], fps: list, stream: str, ids: list, task_urls: list[str]) -> int:
+    def _place_urls(self, urls: list[str], lines: list[str], fps: list, stream: str, ids: list,
+                    task_urls: list[str]) -> int:
+        """``lines``: what the owner's task_pool entry holds for each URL (lines that stand alone)."""
         workers = self._workers()
         args = [self.layout.task_pool_prefix, ":task_pool", len(workers), *workers, len(ids), *ids]
         candidates: dict[str, str] = {}
-        for url, fp in zip(urls, fps):
+        for url, line, fp in zip(urls, lines, fps):
             host = host_of(url)
             if host not in candidates:  # rendezvous hashing, as host splitting assigns hosts
                 candidates[host] = max(workers, key=lambda worker: weight(worker, host))
-            args += [fp, host, candidates[host], url]
+            args += [fp, host, candidates[host], line]
         return self._place(keys=[self.layout.owners, stream, *task_urls], args=args)
 
     def _reroute_departed(self) -> None:
@@ -324,9 +334,11 @@ class CentralHost:
             stream = self.layout.task_pool(worker)
             entries = [(entry_id, fields) for entry_id, fields in self.client.xrange(stream, count=1000) if fields]
             if entries:
-                urls = [url for _, fields in entries for url in fields[b"urls"].decode().split("\n")]
+                links = [link for _, fields in entries for link in decode_links(fields[b"urls"].decode())]
                 ids = [entry_id for entry_id, _ in entries]
-                self.stats["rerouted"] += self._place_urls(urls, [b""] * len(urls), stream, ids, [])
+                self.stats["rerouted"] += self._place_urls([link.url for link in links],
+                                                           [encode_link(link) for link in links],
+                                                           [b""] * len(links), stream, ids, [])
 
     def _send(self, stream: str, frame: Frame) -> None:
         self.out.append((stream, frame))

@@ -26,7 +26,7 @@ from pycrawler.keys.fingerprint import fingerprints64
 from pycrawler.seen.cache import UrlCache
 
 from ..membership import host_of
-from ..protocol import Delivery
+from ..protocol import Delivery, Link, decode_links, discovery_of, encode_links
 from .frames import Flag, Frame, FrameError, decode
 from .layout import WORKER_GROUP, Layout, ensure_group, send
 
@@ -44,8 +44,8 @@ class LocalHost:
         the hash of this worker's figures, whose ``idle`` an acknowledgement clears."""
         self.client, self.layout, self.worker, self.network = client, layout, worker, network
         self.frame_size, self.cache, self.figures = frame_size, cache, figures
-        self.url_pool: dict[str, None] = {}  # insertion-ordered, repeats dropped on arrival
-        self.unsent: list[str] = []  # de-duplicated locally, not yet in a frame in Redis
+        self.url_pool: dict[str, Link] = {}  # insertion-ordered, repeats dropped on arrival
+        self.unsent: list[Link] = []  # de-duplicated locally, not yet in a frame in Redis
         self.finish_url = layout.finish_url(worker)
         self.task_pool = layout.task_pool(worker)
         last = client.xrevrange(layout.requests(network), count=1)
@@ -61,24 +61,25 @@ class LocalHost:
 
     # -- submitting (flag 1) --------------------------------------------------------------------
 
-    def add(self, urls: Sequence[str]) -> None:
-        self.url_pool.update(dict.fromkeys(urls))
+    def add(self, links: Sequence[Link]) -> None:
+        for link in links:
+            self.url_pool.setdefault(link.url, link)
 
     def flush(self) -> None:
         """Local de-duplication against finish_URL, then the rest as flag 1 frames to the central
         host. If Redis fails midway, what was not sent stays (past the cache) for the next flush."""
         if self.url_pool:
-            urls = list(self.url_pool)
-            keys = fingerprint_keys(urls)
+            links = list(self.url_pool.values())
+            keys = fingerprint_keys([link.url for link in links])
             known = self.client.smismember(self.finish_url, keys)
             self.url_pool.clear()
-            fresh = [(url, key) for url, key, seen in zip(urls, keys, known) if not seen]
-            self.stats["dropped_locally"] += len(urls) - len(fresh)
+            fresh = [(link, key) for link, key, seen in zip(links, keys, known) if not seen]
+            self.stats["dropped_locally"] += len(links) - len(fresh)
             if self.cache is not None and fresh:  # links sent before: their frames are on the way
                 hit = self.cache.access(np.frombuffer(b"".join(key for _, key in fresh), dtype=">u8").astype(np.uint64))
                 self.stats["dropped"] += int(hit.sum())
                 fresh = [pair for pair, h in zip(fresh, hit.tolist()) if not h]
-            self.unsent += [url for url, _ in fresh]
+            self.unsent += [link for link, _ in fresh]
         if not self.unsent:
             return
         batches = [self.unsent[i : i + self.frame_size] for i in range(0, len(self.unsent), self.frame_size)]
@@ -86,7 +87,8 @@ class LocalHost:
         pipe = self.client.pipeline(transaction=False)
         nbytes = 0
         for offset, batch in enumerate(batches):
-            frame = Frame(dict.fromkeys(batch, 0), self.worker, last - len(batches) + 1 + offset, Flag.DEDUPE)
+            frame = Frame({link.url: 0 for link in batch}, self.worker, last - len(batches) + 1 + offset, Flag.DEDUPE,
+                          {link.url: discovery_of(link) for link in batch})
             nbytes += send(pipe, self.layout.inbox(self.network), frame)
         pipe.execute()
         self.stats["frames_sent"] += len(batches)
@@ -149,39 +151,39 @@ class LocalHost:
         gone = [entry_id for entry_id, fields in entries if not fields]
         if gone:  # re-routed by a central host while this worker was away: not ours any more
             self.client.xack(self.task_pool, WORKER_GROUP, *gone)
-        deliveries = [Delivery(fields[b"urls"].decode().split("\n"), entry_id) for entry_id, fields in entries if fields]
-        self.stats["received"] += sum(len(d.urls) for d in deliveries)
+        deliveries = [Delivery(decode_links(fields[b"urls"].decode()), entry_id) for entry_id, fields in entries if fields]
+        self.stats["received"] += sum(len(d.links) for d in deliveries)
         return deliveries
 
-    def forward(self, urls: Sequence[str]) -> list[str]:
-        """Of URLs polled from this worker's frontier, those whose host it still owns. The rest
+    def forward(self, links: Sequence[Link]) -> list[Link]:
+        """Of links polled from this worker's frontier, those whose host it still owns. The rest
         (their host moved while this worker was gone) go to the owner's task_pool as they are:
         they were allocated once already, so they skip the protocol."""
-        if not urls:
+        if not links:
             return []
-        hosts = [host_of(url) for url in urls]
+        hosts = [host_of(link.url) for link in links]
         unique = list(dict.fromkeys(hosts))
         owner = {h: (o.decode() if o else self.worker) for h, o in zip(unique, self.client.hmget(self.layout.owners, unique))}
-        moved: dict[str, list[str]] = {}
+        moved: dict[str, list[Link]] = {}
         kept = []
-        for url, host in zip(urls, hosts):
+        for link, host in zip(links, hosts):
             if owner[host] == self.worker:
-                kept.append(url)
+                kept.append(link)
             else:
-                moved.setdefault(owner[host], []).append(url)
+                moved.setdefault(owner[host], []).append(link)
         if moved:
             pipe = self.client.pipeline(transaction=False)
             for worker, batch in moved.items():
-                pipe.xadd(self.layout.task_pool(worker), {"urls": "\n".join(batch)})
+                pipe.xadd(self.layout.task_pool(worker), {"urls": encode_links(batch)})
             pipe.execute()
-            self.stats["forwarded"] += len(urls) - len(kept)
+            self.stats["forwarded"] += len(links) - len(kept)
         return kept
 
     def ack(self, deliveries: Sequence[Delivery]) -> None:
         """The URLs are in this worker's JE frontier: record them in finish_URL and never redeliver."""
         if not deliveries:
             return
-        urls = [url for delivery in deliveries for url in delivery.urls]
+        urls = [link.url for delivery in deliveries for link in delivery.links]
         pipe = self.client.pipeline(transaction=True)
         pipe.sadd(self.finish_url, *fingerprint_keys(urls))
         tokens = [delivery.token for delivery in deliveries]

@@ -154,7 +154,7 @@ def log_times(state: Path) -> list[float]:
 
 def balance(states: list[Path]) -> dict:
     """How evenly the workers shared the crawl, from their crawl.logs: ``busiest``, the most
-    pages one worker fetched over the mean (1.0: even); ``unused``, the share of the workers'
+    pages one worker fetched over the mean (1.0: even); ``idle``, the share of the workers'
     time between the crawl's first and last page in which a worker had not begun yet or had
     already fetched its last page; ``stagger``, seconds between the first worker's first page and
     the last worker's first page."""
@@ -162,7 +162,7 @@ def balance(states: list[Path]) -> dict:
     first, last = min(min(t) for t in logs), max(max(t) for t in logs)
     idle = sum((min(t) - first) + (last - max(t)) for t in logs)
     return {"busiest": max(len(t) for t in logs) * len(logs) / sum(len(t) for t in logs),
-            "unused": idle / (len(logs) * (last - first)), "stagger": max(min(t) for t in logs) - first}
+            "idle": idle / (len(logs) * (last - first)), "stagger": max(min(t) for t in logs) - first}
 
 
 def wait_all(workers: list[subprocess.Popen], name: str, timeout: float) -> float:
@@ -207,13 +207,15 @@ def run(scenario: Scenario, variant: Variant, timeout: float, work: Path) -> dic
                 "ops_per_page": cluster.get("commands", 0) / pages, "bytes_per_page": cluster.get("bytes", 0) / pages,
                 "redis_cpu_ms_per_page": 1000 * cluster.get("redis_cpu", 0) / pages,
                 "links_sent": cluster.get("sent", 0), "links_dropped": cluster.get("dropped", 0),
-                **balance(states), "start_s": min(times) - launched, "tail_s": ended - max(times), "load": os.getloadavg()[0],
+                **balance(states), "start_s": min(times) - launched, "tail_s": ended - max(times),
+                "load": os.getloadavg()[0],
                 "pages": pages, "repeats": sum(n - 1 for n in counts.values()),
                 "complete": set(counts) == site.reachable, "closest_gap": site.closest_gap()}
 
 
 MEDIANS = ("pages_per_s", "pages_per_cpu_s", "cpu_s_per_worker", "ops_per_page", "bytes_per_page",
-           "redis_cpu_ms_per_page", "links_sent", "links_dropped", "busiest", "unused", "stagger", "start_s", "tail_s", "load")
+           "redis_cpu_ms_per_page", "links_sent", "links_dropped", "busiest", "idle", "stagger", "start_s", "tail_s",
+           "load")
 
 
 def report(scenario: Scenario, results: dict[str, list[dict]], chosen: list[Variant]) -> list[str]:
@@ -223,7 +225,8 @@ def report(scenario: Scenario, results: dict[str, list[dict]], chosen: list[Vari
     print(f"\n{scenario.name}: {scenario.hosts} hosts x {scenario.pages + 1} pages, latency {scenario.latency} s,"
           f" delay {scenario.delay} s, concurrency {scenario.concurrency}")
     print(f"{'variant':<20} {'pages/s':>7} {'x 1w':>5} {'x alone':>7} {'pg/CPUs':>7} {'CPUs/w':>6}"
-          f" {'ops/pg':>6} {'B/pg':>6} {'rCPUms':>6} {'sent':>5} {'drop':>5} {'busy':>4} {'unusd':>5} {'stagr':>5} {'start':>5} {'tail':>5}"
+          f" {'ops/pg':>6} {'B/pg':>6} {'rCPUms':>6} {'sent':>5} {'drop':>5} {'busy':>4} {'idle':>5} {'stagr':>5}"
+          f" {'start':>5} {'tail':>5}"
           f" {'load':>5} {'rep':>3} {'all':>4} {'gap':>6}")
     line = []
     for variant in chosen:
@@ -232,7 +235,8 @@ def report(scenario: Scenario, results: dict[str, list[dict]], chosen: list[Vari
         print(f"{variant.name:<20} {m['pages_per_s']:>7.1f} {m['pages_per_s'] / one:>5.2f}"
               f" {m['pages_per_s'] / alone:>7.2f} {m['pages_per_cpu_s']:>7.1f} {m['cpu_s_per_worker']:>6.1f}"
               f" {m['ops_per_page']:>6.2f} {m['bytes_per_page']:>6.0f} {m['redis_cpu_ms_per_page']:>6.3f}"
-              f" {m['links_sent']:>5.0f} {m['links_dropped']:>5.0f} {m['busiest']:>4.2f} {m['unused']:>5.2f} {m['stagger']:>5.1f}"
+              f" {m['links_sent']:>5.0f} {m['links_dropped']:>5.0f} {m['busiest']:>4.2f} {m['idle']:>5.2f}"
+              f" {m['stagger']:>5.1f}"
               f" {m['start_s']:>5.1f} {m['tail_s']:>5.1f}"
               f" {m['load']:>5.1f} {max(r['repeats'] for r in runs):>3} {str(all(r['complete'] for r in runs)):>4}"
               f" {min(r['closest_gap'] for r in runs):>6.3f}")
@@ -244,7 +248,8 @@ def report(scenario: Scenario, results: dict[str, list[dict]], chosen: list[Vari
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenarios", default="connections,politeness", help=f"comma-separated: {', '.join(SCENARIOS)}")
+    parser.add_argument("--scenarios", default="connections,politeness",
+                        help=f"comma-separated: {', '.join(SCENARIOS)}")
     for field, kind in (("hosts", int), ("pages", int), ("delay", float), ("latency", float), ("concurrency", int)):
         parser.add_argument(f"--{field}", type=kind, help="override every chosen scenario's value")
     parser.add_argument("--workers", default="1,2,3")

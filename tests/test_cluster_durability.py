@@ -107,7 +107,7 @@ def test_links_found_while_redis_is_down_survive_a_kill_9(local_redis, tmp_path,
         victim_hosts = {h for h, w in owned.items() if w == victim}
 
         def fetched_in_outage() -> int:
-            return sum(1 for h, path, at in list(site.requests) if h in victim_hosts and path.startswith("/c")
+            return sum(1 for h, path, at, _ in list(site.requests) if h in victim_hosts and path.startswith("/c")
                        and at > down_at)
 
         deadline = time.monotonic() + 60

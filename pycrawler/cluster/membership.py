@@ -33,6 +33,8 @@ class ClusterUnavailable(PycrawlerError):
 
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
+SETTLE_POLL = 0.1
+"""Seconds between two looks at the membership while settling (at most one heartbeat)."""
 
 
 def connect(url: str) -> redis.Redis:
@@ -126,11 +128,14 @@ class Membership:
 
     def settle(self, seconds: float) -> None:
         """Join, then wait until the membership has not changed for ``seconds``, so that workers
-        started together agree on who is alive before the first host is assigned."""
+        started together agree on who is alive before the first host is assigned. It looks more
+        often than it beats, so that workers started together all see the last join at once and
+        start crawling together: at heartbeat pace each saw it up to a heartbeat late, and the
+        workers' first fetches spread over that long (2 s by default)."""
         self.join()
         stable_since = time.monotonic()
         while time.monotonic() - stable_since < seconds:
-            time.sleep(self.heartbeat)
+            time.sleep(min(SETTLE_POLL, self.heartbeat))
             if self.beat():
                 stable_since = time.monotonic()
 

@@ -8,6 +8,11 @@ host). Every request is recorded with its arrival time and User-Agent, so a test
 can check from the server's side what a crawl did: which pages were fetched, how often, by which
 crawler (several workers told apart by their contact URLs), and how close together one host's
 requests came (politeness).
+
+``latency`` makes every answer take that long to arrive, as a distant or slow server's would:
+each connection has its own server thread, which sleeps before it writes, so answers on other
+connections are not held up. A crawler's fetches in flight then bound its rate (about
+concurrency / latency pages per second), not the server and not the crawler's CPU.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import functools
 import http.server
 import random
 import socket
+import socketserver
 import threading
 import time
 
@@ -69,6 +75,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):  # noqa: N802 -- the base class's name
         self.site.record(self.host, self.path, self.headers.get("User-Agent", ""))
+        if self.site.latency:
+            time.sleep(self.site.latency)
         links = self.site.graph.get((self.host, self.path))
         if links is None:
             body, status = b"not here", 404
@@ -85,22 +93,37 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
+class _HostServer(http.server.ThreadingHTTPServer):
+    """One host's server: a thread per connection, without HTTPServer's reverse lookup of its
+    address at bind time (``getfqdn``, ~75 ms per address here: 15 s for 200 hosts)."""
+
+    daemon_threads = True
+
+    def server_bind(self) -> None:
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = self.server_address[:2]
+
+
 class MultiHostSite:
     """``with MultiHostSite(hosts, pages) as site``: serves :func:`link_graph` on 127.0.0.1..N.
 
     ``site.seeds``: every host's root; ``site.reachable``: the pages those reach (as URLs);
-    ``site.requests``: (host, path, time, User-Agent) of every request answered;
-    ``site.fetch_counts()`` and ``site.closest_gap()`` read them."""
+    ``site.requests``: (host, path, arrival time, User-Agent) of every request answered;
+    ``site.fetch_counts()`` and ``site.closest_gap()`` read them. ``latency``: seconds each
+    answer waits before it is written (see the module docstring)."""
 
-    def __init__(self, hosts: int, pages: int, *, cross: int = 2, popular: float = 0.5, seed: int = 7):
+    def __init__(self, hosts: int, pages: int, *, cross: int = 2, popular: float = 0.5, seed: int = 7,
+                 latency: float = 0.0):
         if not 1 <= hosts <= 254:
             raise ValueError("hosts must be in 1..254 (127.0.0.1 to 127.0.0.254)")
-        self.hosts = hosts
+        if latency < 0:
+            raise ValueError("latency cannot be negative")
+        self.hosts, self.latency = hosts, latency
         self.graph = link_graph(hosts, pages, cross=cross, popular=popular, seed=seed)
         self.port = 0
         self.requests: list[tuple[int, str, float, str]] = []
         self._lock = threading.Lock()
-        self._servers: list[http.server.ThreadingHTTPServer] = []
+        self._servers: list[_HostServer] = []
 
     def url(self, host: int, path: str) -> str:
         return f"http://{host_address(host)}:{self.port}{path}"
@@ -157,8 +180,7 @@ class MultiHostSite:
         self.port = 0
         for h in range(self.hosts):
             handler = functools.partial(_Handler, site=self, host=h)
-            server = http.server.ThreadingHTTPServer((host_address(h), self.port), handler, bind_and_activate=False)
-            server.daemon_threads = True
+            server = _HostServer((host_address(h), self.port), handler, bind_and_activate=False)
             server.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             self._servers.append(server)
             server.server_bind()
@@ -171,8 +193,13 @@ class MultiHostSite:
         self._servers = []
 
     def stop(self) -> None:
-        for server in self._servers:
-            server.shutdown()
+        # All at once: each shutdown waits up to serve_forever's poll interval (0.5 s), which
+        # one after the other is 100 s for 200 hosts.
+        stoppers = [threading.Thread(target=server.shutdown) for server in self._servers]
+        for stopper in stoppers:
+            stopper.start()
+        for stopper in stoppers:
+            stopper.join()
         self._close_all()
 
     def __enter__(self) -> "MultiHostSite":

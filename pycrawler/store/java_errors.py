@@ -21,6 +21,18 @@ def _message(exc) -> str:
     return " ".join(msg.split())
 
 
+def _messages(exc) -> list[str]:
+    """The messages of ``exc`` and of its causes: JE wraps a failed write's IOException (its
+    RunRecoveryException says only "IOE during write")."""
+    texts = []
+    for _ in range(8):  # a cause chain is short; the bound guards against a cycle
+        if exc is None:
+            break
+        texts.append(str(exc.getMessage() or ""))
+        exc = exc.getCause()
+    return texts
+
+
 def translate(exc, where: str) -> PycrawlerError:
     """The pycrawler error for a JE exception raised while working on ``where``."""
     cls = str(exc.getClass().getName())
@@ -29,7 +41,7 @@ def translate(exc, where: str) -> PycrawlerError:
         return SetupError(
             f"{where} has JE log version {m.group(2)}, newer than the loaded JE reads ({m.group(1)}): "
             "set PYCRAWLER_CLASSPATH to a folder holding a JE that reads it (a Heritrix 3 lib/ has je-7.5.11.jar)")
-    if "DiskLimit" in cls or "No space left on device" in msg:
+    if "DiskLimit" in cls or any("No space left on device" in text for text in _messages(exc)):
         return DiskFull(f"{where}: the disk is full ({msg}): free some space, then rerun the same command")
     if "EnvironmentLocked" in cls or "lock" in msg.lower() and ("je.lck" in msg or "single writer" in msg):
         return StoreLocked(f"{where} is locked by another process (JE allows one writer): {msg}")

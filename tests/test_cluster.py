@@ -107,6 +107,16 @@ def owners(site: MultiHostSite, states: list[Path]) -> dict[int, Path]:
     return {h: ids[max(ids, key=lambda w: weight(w, host_of(site.url(h, "/"))))] for h in range(site.hosts)}
 
 
+def each_fetched_its_own_hosts(site: MultiHostSite, states: list[Path]) -> None:
+    """Each worker fetched exactly the pages of the hosts rendezvous hashing gives it (which may
+    be none: nothing guarantees every worker a host)."""
+    owner = owners(site, states)
+    for state in states:
+        own_hosts = {host_address(h) for h, owned_by in owner.items() if owned_by == state}
+        own_pages = {url for url in site.reachable if urlsplit(url).hostname in own_hosts}
+        assert set(site.fetch_counts(agent(state))) == own_pages, state.name
+
+
 def wait_for_fetches(site: MultiHostSite, share: float, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while len(site.fetch_counts()) < share * len(site.reachable):
@@ -124,12 +134,7 @@ def test_three_workers_fetch_every_page_once_and_keep_politeness(local_redis, tm
         assert set(counts) == site.reachable
         assert repeats(site) == 0
         assert site.closest_gap() >= DELAY * 0.95
-        # Each worker fetched exactly its own hosts' pages (rendezvous hashing may leave one none).
-        owner = owners(site, states)
-        for state in states:
-            own_hosts = {host_address(h) for h, owned_by in owner.items() if owned_by == state}
-            own_pages = {url for url in site.reachable if urlsplit(url).hostname in own_hosts}
-            assert set(site.fetch_counts(agent(state))) == own_pages
+        each_fetched_its_own_hosts(site, states)
     report = status(local_redis.url)
     assert "0 live of 3 workers seen" in report
     assert report.count("pages ") == 3

@@ -242,7 +242,7 @@ class HostSplitExchange:
     # -- receiving ----------------------------------------------------------------------------------
     def receive(self, max_urls: int, block_ms: int = 0) -> list[Delivery]:
         if time.monotonic() < self._settled_at:
-            return []  # the hosts' previous owners may still be handing their seen URLs over
+            return []  # the hosts' previous owners may still be recording their fetches in flight
         start = "0" if self._fresh_start else ">"
         try:
             answer = self.membership.redis.xreadgroup(

@@ -273,7 +273,7 @@ class HostSplitExchange:
         pipe = self.membership.redis.pipeline(transaction=True)
         pipe.xack(self.stream(self.me), GROUP, *ids)
         pipe.xdel(self.stream(self.me), *ids)
-        pipe.hset(self.membership.key("worker", self.me), "idle", 0)
+        self.membership.busy(pipe)
         try:
             pipe.execute()
         except NETWORK_ERRORS:
@@ -286,26 +286,18 @@ class HostSplitExchange:
         if self.outbox or self.new_hosts:  # added outside a crawl flush (the seeds of a worker with no host yet)
             self.flush()
         idle = idle and not self.outbox and not self.unacked
-        self.figures = {"pages": fetched, "pending": pending, "idle": int(idle), **self.traffic}
+        self.figures = {"pages": fetched, "pending": pending, **self.traffic}
         if not idle:
             return False
         try:
-            self._beat()  # the idle flag, now: the others' end of crawl depends on it
-            return self._all_done()
+            return self.membership.cluster_done(self._stream_lengths)
         except NETWORK_ERRORS:
             return False
 
-    def _all_done(self) -> bool:
-        client, members = self.membership.redis, self.membership.members
-        streams = [s.decode() for s in client.smembers(self.membership.key("streams"))]
-        pipe = client.pipeline(transaction=True)
-        for member in members:
-            pipe.hget(self.membership.key("worker", member), "idle")
-        for worker in streams:
+    def _stream_lengths(self, pipe: redis.client.Pipeline) -> None:
+        """Nothing is in transit when every stream, read or not, is empty."""
+        for worker in [s.decode() for s in self.membership.redis.smembers(self.membership.key("streams"))]:
             pipe.xlen(self.stream(worker))
-        answers = pipe.execute()
-        flags, lengths = answers[:len(members)], answers[len(members):]
-        return all(flag == b"1" for flag in flags) and not any(lengths)
 
     def _reclaim(self) -> None:
         """Re-route the streams of workers that are no longer members to the URLs' owners now."""

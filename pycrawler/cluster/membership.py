@@ -12,6 +12,13 @@ The cluster record ``pycrawler:NAME:cluster`` binds the name to a fingerprint of
 a worker started with other seeds under the same name is refused, since it would mix two crawls.
 Each worker's figures (pages, pending, traffic) sit in ``pycrawler:NAME:worker:ID`` for
 ``pycrawler cluster status``.
+
+The end of the crawl: a worker with nothing to do sets ``idle`` to 1 in its hash once (any
+new work clears it in the transaction that acknowledges the work), then asks whether the
+cluster is done every 0.1 s. Only one worker, the first live member in order, answers that
+from the flags and the queues, in one transaction that grows with the workers; it records a
+"yes" in ``pycrawler:NAME:done`` for a lease, and the others read that key, one command each.
+So an idle cluster of n workers costs about 3n commands a check round, not n squared.
 """
 
 from __future__ import annotations
@@ -91,6 +98,7 @@ class Membership:
         self.redis, self.name, self.worker = client, name, worker
         self.lease, self.heartbeat = lease, heartbeat
         self._view: tuple[list[str], dict[str, str]] = ([], {})  # live members, and owners found so far
+        self._idle_shown = False  # this worker's idle flag is 1 in Redis
 
     def key(self, *parts: str) -> str:
         return ":".join(("pycrawler", self.name, *parts))
@@ -108,6 +116,12 @@ class Membership:
         return seconds + micros / 1e6
 
     def join(self) -> None:
+        """Register (again): not idle, and no longer done, since this worker may bring work."""
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hset(self.key("worker", self.worker), "idle", 0)
+        pipe.delete(self.key("done"))
+        pipe.execute()
+        self._idle_shown = False
         self.beat()
 
     def beat(self, figures: dict | None = None) -> bool:
@@ -139,16 +153,32 @@ class Membership:
             if self.beat():
                 stable_since = time.monotonic()
 
-    def all_idle(self, queues: Callable[[redis.client.Pipeline], None]) -> bool:
-        """True when every live member's last figures say idle and every queue length `queues`
-        asks for (in the same transaction) is 0: nothing left to crawl, nothing in transit."""
+    def busy(self, pipe: redis.client.Pipeline) -> None:
+        """Clear this worker's idle flag in ``pipe``, the transaction that takes new work on."""
+        pipe.hset(self.key("worker", self.worker), "idle", 0)
+        self._idle_shown = False
+
+    def cluster_done(self, queues: Callable[[redis.client.Pipeline], None]) -> bool:
+        """Called by a worker with nothing left to do: True when every live member is idle and
+        every queue length ``queues`` asks for (in the same transaction) is 0: nothing left to
+        crawl, nothing in transit. The first live member checks; the others read its answer."""
+        if not self._idle_shown:
+            self.redis.hset(self.key("worker", self.worker), "idle", 1)
+            self._idle_shown = True
         members = self.members
+        if self.worker not in members:  # dropped while Redis was away: the heartbeat rejoins it
+            return False
+        if self.worker != members[0]:
+            return bool(self.redis.exists(self.key("done")))
         pipe = self.redis.pipeline(transaction=True)
         for member in members:
             pipe.hget(self.key("worker", member), "idle")
         queues(pipe)
         answers = pipe.execute()
-        return all(flag == b"1" for flag in answers[: len(members)]) and not any(answers[len(members) :])
+        if not all(flag == b"1" for flag in answers[: len(members)]) or any(answers[len(members):]):
+            return False
+        self.redis.set(self.key("done"), 1, px=int(self.lease * 1000))
+        return True
 
     @property
     def members(self) -> list[str]:

@@ -51,7 +51,7 @@ class CentralExchange:
         self.membership = membership
         client, worker, layout = membership.redis, membership.worker, Layout(membership.name)
         self.layout = layout
-        self.local = LocalHost(client, layout, worker, network, frame_size, cache, membership.key("worker", worker))
+        self.local = LocalHost(client, layout, worker, network, frame_size, cache, membership.busy)
         self.central = CentralHost(client, layout, worker, network, lambda: membership.members,
                                    int(membership.lease * 1000), answer_timeout_ms)
         membership.settle(settle)
@@ -174,27 +174,21 @@ class CentralExchange:
         if self.unacked:
             self.ack([])
         idle = idle and not self.local.unsent and not self.unacked
-        self.figures = {"pages": fetched, "pending": pending, "idle": int(idle)}
+        self.figures = {"pages": fetched, "pending": pending}
         with contextlib.suppress(*NETWORK_ERRORS):  # Redis away: not over, ask again later
             if idle:
-                self._beat()  # the idle flag, now: the others' end of crawl depends on it
-                return self._all_done()
+                return self.membership.cluster_done(self._queue_lengths)
         return False
 
-    def _all_done(self) -> bool:
+    def _queue_lengths(self, pipe: redis.client.Pipeline) -> None:
+        """Nothing is in transit when no frame, pool entry or allocated URL is anywhere."""
         client, layout = self.membership.redis, self.layout
-        networks = [n.decode() for n in client.smembers(layout.networks)]
-        workers = [w.decode() for w in client.hkeys(layout.host_network)]
-
-        def queues(pipe) -> None:
-            for network in networks:
-                pipe.xlen(layout.inbox(network))
-                pipe.hlen(layout.local_reduce_pool(network))
-                pipe.hlen(layout.dist_reduce_pool(network))
-            for worker in workers:
-                pipe.xlen(layout.task_pool(worker))
-
-        return self.membership.all_idle(queues)
+        for network in [n.decode() for n in client.smembers(layout.networks)]:
+            pipe.xlen(layout.inbox(network))
+            pipe.hlen(layout.local_reduce_pool(network))
+            pipe.hlen(layout.dist_reduce_pool(network))
+        for worker in [w.decode() for w in client.hkeys(layout.host_network)]:
+            pipe.xlen(layout.task_pool(worker))
 
     def close(self) -> None:
         self._stop.set()

@@ -17,7 +17,7 @@ requests.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import redis
@@ -39,11 +39,12 @@ def fingerprint_keys(urls: Sequence[str]) -> list[bytes]:
 
 class LocalHost:
     def __init__(self, client: redis.Redis, layout: Layout, worker: str, network: str, frame_size: int = 500,
-                 cache: UrlCache | None = None, figures: str | None = None):
-        """`cache`: drops links this worker already sent (after the finish_URL check); `figures`:
-        the hash of this worker's figures, whose ``idle`` an acknowledgement clears."""
+                 cache: UrlCache | None = None, busy: Callable[[redis.client.Pipeline], None] | None = None):
+        """`cache`: drops links this worker already sent (after the finish_URL check); `busy`:
+        adds to an acknowledgement's transaction what tells the cluster this worker has work
+        (:meth:`~..membership.Membership.busy`)."""
         self.client, self.layout, self.worker, self.network = client, layout, worker, network
-        self.frame_size, self.cache, self.figures = frame_size, cache, figures
+        self.frame_size, self.cache, self.busy = frame_size, cache, busy
         self.url_pool: dict[str, Link] = {}  # insertion-ordered, repeats dropped on arrival
         self.unsent: list[Link] = []  # de-duplicated locally, not yet in a frame in Redis
         self.finish_url = layout.finish_url(worker)
@@ -189,6 +190,6 @@ class LocalHost:
         tokens = [delivery.token for delivery in deliveries]
         pipe.xack(self.task_pool, WORKER_GROUP, *tokens)
         pipe.xdel(self.task_pool, *tokens)
-        if self.figures:
-            pipe.hset(self.figures, "idle", 0)  # new work: the cluster is not done while it is pending
+        if self.busy:
+            self.busy(pipe)  # new work: the cluster is not done while it is pending
         pipe.execute()

@@ -10,7 +10,9 @@ from __future__ import annotations
 import redis
 from test_cluster import local_redis  # noqa: F401 (a fixture)
 
-from pycrawler.cluster.membership import Membership
+from pycrawler.cluster.hostsplit import HostSplitExchange
+from pycrawler.cluster.membership import Membership, weight
+from pycrawler.cluster.protocol import Link
 
 QUEUE = "pycrawler:c:queue"
 
@@ -22,6 +24,28 @@ def workers(url: str, count: int = 3) -> list[Membership]:
     for member in members:
         member.beat()  # every view holds every member
     return members
+
+
+def exchange(url: str, worker: str) -> HostSplitExchange:
+    """A host-splitting worker, joined, without its heartbeat thread: the test beats for it."""
+    member = Membership(redis.Redis.from_url(url), "c", worker, lease=5.0, heartbeat=1.0)
+    joined = HostSplitExchange(member, settle=0)
+    joined._ensure_group()
+    member.join()
+    return joined
+
+
+def read(worker: HostSplitExchange) -> list:
+    """The next deliveries for ``worker`` (its first read after a start looks at what a previous
+    life left pending, which may be nothing)."""
+    for _ in range(3):
+        if deliveries := worker.receive(100):
+            return deliveries
+    return []
+
+
+def urls(deliveries) -> list[str]:
+    return [link.url for delivery in deliveries for link in delivery.links]
 
 
 def queue_length(pipe) -> None:
@@ -82,3 +106,50 @@ def test_a_worker_that_joins_withdraws_the_answer_until_it_is_idle_too(local_red
     assert not second.cluster_done(queue_length) and not first.cluster_done(queue_length)
     assert not late.cluster_done(queue_length)  # shows its flag; the first member checks again
     assert first.cluster_done(queue_length) and late.cluster_done(queue_length)
+
+
+def test_a_worker_back_whose_read_links_were_rerouted_reads_new_ones_and_ends(local_redis):
+    """A worker killed after reading links, before acknowledging them, leaves them pending in its
+    stream's group; a survivor re-routes them. Back, the worker finds those entries gone: it must
+    clear them at once, or it would read nothing new and never be idle."""
+    first, second = exchange(local_redis.url, "w0"), exchange(local_redis.url, "w1")
+    first.membership.beat()
+    ip = next(f"10.0.0.{i}" for i in range(1, 99) if weight("w1", f"10.0.0.{i}:80") > weight("w0", f"10.0.0.{i}:80"))
+    first.add([Link(f"http://{ip}/read-then-killed")])
+    first.flush()
+    assert urls(read(second)) == [f"http://{ip}/read-then-killed"]
+    second.membership.leave()  # its lease ran out: the survivor re-routes its stream
+    first.membership.beat()
+    first._reclaim()
+
+    back = exchange(local_redis.url, "w1")
+    first.membership.beat()
+    first.add([Link(f"http://{ip}/sent-after-the-return")])
+    first.flush()
+    new = read(back)  # not the entry it read before: that went to the survivor
+    assert urls(new) == [f"http://{ip}/sent-after-the-return"]
+    back.ack(new)
+    rerouted = read(first)
+    assert urls(rerouted) == [f"http://{ip}/read-then-killed"]
+    first.ack(rerouted)
+    back.report(0, 0, idle=True)
+    assert first.report(1, 0, idle=True)
+    assert back.report(1, 0, idle=True)
+
+
+def test_an_acknowledgement_redis_did_not_take_is_sent_again_by_an_idle_worker(local_redis):
+    """Links committed in the worker's frontier, their acknowledgement lost to a Redis restart:
+    with no page left to flush, the worker's idle report sends it again, and the crawl ends."""
+    first, second = exchange(local_redis.url, "w0"), exchange(local_redis.url, "w1")
+    first.membership.beat()
+    ip = next(f"10.0.0.{i}" for i in range(1, 99) if weight("w1", f"10.0.0.{i}:80") > weight("w0", f"10.0.0.{i}:80"))
+    first.add([Link(f"http://{ip}/")])
+    first.flush()
+    deliveries = read(second)
+    assert urls(deliveries) == [f"http://{ip}/"]
+    local_redis.stop()
+    second.ack(deliveries)  # the links are committed; Redis is away
+    local_redis.start()
+    assert not second.report(1, 0, idle=True)  # acknowledges, shows its flag
+    assert first.report(0, 0, idle=True)
+    assert second.report(1, 0, idle=True)

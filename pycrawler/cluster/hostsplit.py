@@ -259,8 +259,9 @@ class HostSplitExchange:
         if self._fresh_start and not entries:
             self._fresh_start = False
         gone = [entry_id for entry_id, fields in entries if not fields]  # re-routed while this worker was away
-        if gone:
+        if gone:  # nothing to commit: acknowledged now, for the pending read to move past them
             self.unacked += [Delivery([], entry_id) for entry_id in gone]
+            self.ack([])
         deliveries = [Delivery(_links(fields), entry_id) for entry_id, fields in entries if fields]
         self.traffic["received"] += sum(len(d.links) for d in deliveries)
         return deliveries
@@ -285,6 +286,8 @@ class HostSplitExchange:
     def report(self, fetched: int, pending: int, idle: bool) -> bool:
         if self.outbox or self.new_hosts:  # added outside a crawl flush (the seeds of a worker with no host yet)
             self.flush()
+        if self.unacked:  # acknowledgements Redis did not take: a worker with no page left to flush retries here
+            self.ack([])
         idle = idle and not self.outbox and not self.unacked
         self.figures = {"pages": fetched, "pending": pending, **self.traffic}
         if not idle:

@@ -1,8 +1,10 @@
-"""The end of a cluster crawl: done when every live worker is idle and nothing is in transit, and
-cheap to ask while the last workers finish.
+"""The end of a cluster crawl: done when every live worker is idle and nothing is in transit,
+cheap to ask while the last workers finish, and reached: no link is left for ever in a
+worker's stream after a kill -9 or a Redis restart, and no worker stays busy for ever.
 
-Real Redis (tests/test_cluster.py's fixture), three `Membership`s in this process standing for
-three workers; the queues a mode checks are one Redis list here.
+Real Redis (tests/test_cluster.py's fixture); `Membership`s and exchanges in this process
+stand for the workers, and the test drives them step by step (no heartbeat threads). The
+queues `cluster_done` checks are one Redis list in the first tests.
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ from __future__ import annotations
 import redis
 from test_cluster import local_redis  # noqa: F401 (a fixture)
 
+from pycrawler.cluster.central import CentralExchange
+from pycrawler.cluster.central.layout import WORKER_GROUP
 from pycrawler.cluster.hostsplit import HostSplitExchange
 from pycrawler.cluster.membership import Membership, weight
-from pycrawler.cluster.protocol import Link
+from pycrawler.cluster.protocol import Link, encode_links
 
 QUEUE = "pycrawler:c:queue"
 
@@ -153,3 +157,39 @@ def test_an_acknowledgement_redis_did_not_take_is_sent_again_by_an_idle_worker(l
     assert not second.report(1, 0, idle=True)  # acknowledges, shows its flag
     assert first.report(0, 0, idle=True)
     assert second.report(1, 0, idle=True)
+
+
+def test_links_redis_handed_out_in_a_read_whose_answer_was_lost_are_read_again(local_redis):
+    """Redis may run a read (the entries are then this worker's, pending) and go down before its
+    answer leaves: a read of new entries never returns those again, so after a failed read the
+    worker reads its pending entries first, or the links would sit in its stream for ever."""
+    first, second = exchange(local_redis.url, "w0"), exchange(local_redis.url, "w1")
+    first.membership.beat()
+    ip = next(f"10.0.0.{i}" for i in range(1, 99) if weight("w1", f"10.0.0.{i}:80") > weight("w0", f"10.0.0.{i}:80"))
+    assert read(second) == []  # past the start's look at what a previous life left pending
+    first.add([Link(f"http://{ip}/answer-lost")])
+    first.flush()
+    stream = second.stream("w1")
+    assert redis.Redis.from_url(local_redis.url).xreadgroup("workers", "w1", {stream: ">"})  # the read Redis ran
+    local_redis.stop()
+    assert second.receive(100) == []  # the read that saw Redis go
+    local_redis.start()
+    delivered = read(second)
+    assert urls(delivered) == [f"http://{ip}/answer-lost"]
+    second.ack(delivered)
+    assert not second.report(1, 0, idle=True)
+    assert first.report(0, 0, idle=True) and second.report(1, 0, idle=True)
+
+
+def test_seed_003s_task_pool_is_read_again_after_a_read_whose_answer_was_lost(local_redis):
+    """The same for the URLs a central host allocated to a worker (`--dedupe central`)."""
+    client = redis.Redis.from_url(local_redis.url)
+    worker = CentralExchange(Membership(client, "c", "w0", lease=5.0, heartbeat=1.0), background=False)
+    assert worker.receive(100) == []  # past the start's look at what a previous life left pending
+    task_pool = worker.layout.task_pool("w0")
+    client.xadd(task_pool, {"urls": encode_links([Link("http://10.0.0.1/answer-lost")])})
+    assert client.xreadgroup(WORKER_GROUP, "w0", {task_pool: ">"})  # the read Redis ran
+    local_redis.stop()
+    assert worker.receive(100) == []
+    local_redis.start()
+    assert urls(worker.receive(100)) == ["http://10.0.0.1/answer-lost"]

@@ -102,7 +102,10 @@ class HostSplitExchange:
         self._handed: set[str] = set()  # URLs forwarded away: this worker's seen table knows them
         self.traffic = {"sent": 0, "dropped": 0, "received": 0, "bytes_sent": 0, "forwarded": 0,
                         "learned": 0}
-        self._fresh_start = True  # the first read takes this worker's own unacknowledged entries
+        # The next read takes this worker's own unacknowledged entries first: at the start (a
+        # previous life's) and after a failed read, since Redis may have handed out entries whose
+        # answer never arrived, and a read of new entries never returns them again.
+        self._read_pending = True
 
     def stream(self, worker: str) -> str:
         return self.membership.key("links", worker)
@@ -243,12 +246,13 @@ class HostSplitExchange:
     def receive(self, max_urls: int, block_ms: int = 0) -> list[Delivery]:
         if time.monotonic() < self._settled_at:
             return []  # the hosts' previous owners may still be recording their fetches in flight
-        start = "0" if self._fresh_start else ">"
+        start = "0" if self._read_pending else ">"
         try:
             answer = self.membership.redis.xreadgroup(
                 GROUP, self.me, {self.stream(self.me): start}, count=ENTRIES_PER_READ,
                 block=block_ms or None)
         except NETWORK_ERRORS:
+            self._read_pending = True
             return []
         except redis.ResponseError as exc:
             if "NOGROUP" not in str(exc):
@@ -256,8 +260,8 @@ class HostSplitExchange:
             self._ensure_group()  # a stream deleted while this worker was away
             return []
         entries = answer[0][1] if answer else []
-        if self._fresh_start and not entries:
-            self._fresh_start = False
+        if self._read_pending and not entries:
+            self._read_pending = False
         gone = [entry_id for entry_id, fields in entries if not fields]  # re-routed while this worker was away
         if gone:  # nothing to commit: acknowledged now, for the pending read to move past them
             self.unacked += [Delivery([], entry_id) for entry_id in gone]

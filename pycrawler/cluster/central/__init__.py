@@ -136,6 +136,7 @@ class CentralExchange:
         try:
             return self.local.receive(max_urls, block_ms)
         except NETWORK_ERRORS:
+            self.local.pending_first = True  # Redis may have handed out entries whose answer was lost
             return []
 
     def ack(self, deliveries: Sequence[Delivery]) -> None:

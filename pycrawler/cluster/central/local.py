@@ -51,7 +51,7 @@ class LocalHost:
         self.task_pool = layout.task_pool(worker)
         last = client.xrevrange(layout.requests(network), count=1)
         self.requests_seen = last[0][0] if last else "0-0"  # requests made before this host joined are not its to answer
-        self.pending_first = True  # on start, redeliver what a previous life received but never acked
+        self.pending_first = True  # redeliver what a previous life (or a read whose answer was lost) received but never acked
         self.stats = {"frames_sent": 0, "sent": 0, "bytes_sent": 0, "own_discarded": 0, "answered": 0,
                       "dropped_locally": 0, "dropped": 0, "received": 0, "forwarded": 0}
         ensure_group(client, self.task_pool, WORKER_GROUP)

@@ -50,7 +50,6 @@ import collections
 import itertools
 import logging
 
-import numpy as np
 from scrapy import Request, signals
 from scrapy.core.scheduler import BaseScheduler
 

@@ -183,15 +183,17 @@ def test_killed_worker_hosts_move_after_the_lease_and_it_rejoins(local_redis, tm
         victim.send_signal(signal.SIGKILL)
         victim.wait()
         killed_at = time.monotonic()
+        # What the site answered the victim, and which of those the cluster knows it fetched:
+        # read now, before the survivors (after the lease) fetch on its hosts and record keys too.
+        answered = set(site.fetch_counts(agent(victim_state)))
+        recorded = recorded_fetches(local_redis.url, answered)
         time.sleep(LEASE + 4 * HEARTBEAT)
         report = status(local_redis.url)
         assert "2 live of 3 workers seen" in report
         assert ": gone," in report
-        # In flight at the kill: what the site answered the victim, less what the cluster knows
-        # it fetched (read before it rejoins and writes again). Its JE state committed all of
-        # those, and may have committed a last flush whose keys the kill kept from Redis.
-        answered = set(site.fetch_counts(agent(victim_state)))
-        recorded = recorded_fetches(local_redis.url, answered)
+        # In flight at the kill: what the site answered the victim, less what the cluster knew it
+        # fetched. Its JE state (read before it rejoins and writes again) committed all of those,
+        # and may have committed a last flush whose keys the kill kept from Redis.
         assert recorded <= committed_fetches(victim_state)  # a key reaches Redis only after its JE commit
         in_flight = answered - recorded
         # Under way or not yet committed, plus one committed flush: each at most --concurrency.

@@ -122,6 +122,10 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+END_CHECK_COMMANDS = ("exists", "hget", "xlen")
+"""The commands only the end-of-crawl check sends: idle flags, stream lengths, the first member's answer."""
+
+
 def redis_figures(url: str) -> dict:
     """Redis commands, network bytes in + out and CPU seconds since the server started, and the
     links the workers sent and their send caches dropped."""
@@ -134,7 +138,8 @@ def redis_figures(url: str) -> dict:
             row = client.hgetall(key)
             sent += int(row.get(b"sent", 0))
             dropped += int(row.get(b"dropped", 0))
-        return {"commands": sum(stats["calls"] for stats in client.info("commandstats").values()),
+        calls = {name.removeprefix("cmdstat_"): stats["calls"] for name, stats in client.info("commandstats").items()}
+        return {"commands": sum(calls.values()), "end_checks": sum(calls.get(c, 0) for c in END_CHECK_COMMANDS),
                 "bytes": net["total_net_input_bytes"] + net["total_net_output_bytes"],
                 "redis_cpu": cpu["used_cpu_user"] + cpu["used_cpu_sys"], "sent": sent, "dropped": dropped}
     finally:
@@ -204,7 +209,8 @@ def run(scenario: Scenario, variant: Variant, timeout: float, work: Path) -> dic
         pages = len(counts)
         return {"pages_per_s": pages / site.page_span() if site.page_span() else 0.0,
                 "pages_per_cpu_s": pages / cpu, "cpu_s_per_worker": cpu / variant.workers,
-                "ops_per_page": cluster.get("commands", 0) / pages, "bytes_per_page": cluster.get("bytes", 0) / pages,
+                "ops_per_page": cluster.get("commands", 0) / pages,
+                "end_ops_per_page": cluster.get("end_checks", 0) / pages, "bytes_per_page": cluster.get("bytes", 0) / pages,
                 "redis_cpu_ms_per_page": 1000 * cluster.get("redis_cpu", 0) / pages,
                 "links_sent": cluster.get("sent", 0), "links_dropped": cluster.get("dropped", 0),
                 **balance(states), "start_s": min(times) - launched, "tail_s": ended - max(times),
@@ -213,7 +219,7 @@ def run(scenario: Scenario, variant: Variant, timeout: float, work: Path) -> dic
                 "complete": set(counts) == site.reachable, "closest_gap": site.closest_gap()}
 
 
-MEDIANS = ("pages_per_s", "pages_per_cpu_s", "cpu_s_per_worker", "ops_per_page", "bytes_per_page",
+MEDIANS = ("pages_per_s", "pages_per_cpu_s", "cpu_s_per_worker", "ops_per_page", "end_ops_per_page", "bytes_per_page",
            "redis_cpu_ms_per_page", "links_sent", "links_dropped", "busiest", "idle", "stagger", "start_s", "tail_s",
            "load")
 
@@ -225,7 +231,7 @@ def report(scenario: Scenario, results: dict[str, list[dict]], chosen: list[Vari
     print(f"\n{scenario.name}: {scenario.hosts} hosts x {scenario.pages + 1} pages, latency {scenario.latency} s,"
           f" delay {scenario.delay} s, concurrency {scenario.concurrency}")
     print(f"{'variant':<20} {'pages/s':>7} {'x 1w':>5} {'x alone':>7} {'pg/CPUs':>7} {'CPUs/w':>6}"
-          f" {'ops/pg':>6} {'B/pg':>6} {'rCPUms':>6} {'sent':>5} {'drop':>5} {'busy':>4} {'idle':>5} {'stagr':>5}"
+          f" {'ops/pg':>6} {'end/pg':>6} {'B/pg':>6} {'rCPUms':>6} {'sent':>5} {'drop':>5} {'busy':>4} {'idle':>5} {'stagr':>5}"
           f" {'start':>5} {'tail':>5}"
           f" {'load':>5} {'rep':>3} {'all':>4} {'gap':>6}")
     line = []
@@ -234,7 +240,7 @@ def report(scenario: Scenario, results: dict[str, list[dict]], chosen: list[Vari
         one = med.get(variant.base, med["standalone"])["pages_per_s"]
         print(f"{variant.name:<20} {m['pages_per_s']:>7.1f} {m['pages_per_s'] / one:>5.2f}"
               f" {m['pages_per_s'] / alone:>7.2f} {m['pages_per_cpu_s']:>7.1f} {m['cpu_s_per_worker']:>6.1f}"
-              f" {m['ops_per_page']:>6.2f} {m['bytes_per_page']:>6.0f} {m['redis_cpu_ms_per_page']:>6.3f}"
+              f" {m['ops_per_page']:>6.2f} {m['end_ops_per_page']:>6.2f} {m['bytes_per_page']:>6.0f} {m['redis_cpu_ms_per_page']:>6.3f}"
               f" {m['links_sent']:>5.0f} {m['links_dropped']:>5.0f} {m['busiest']:>4.2f} {m['idle']:>5.2f}"
               f" {m['stagger']:>5.1f}"
               f" {m['start_s']:>5.1f} {m['tail_s']:>5.1f}"

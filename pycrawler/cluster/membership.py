@@ -24,6 +24,7 @@ So an idle cluster of n workers costs about 3n commands a check round, not n squ
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
@@ -99,6 +100,7 @@ class Membership:
         self.lease, self.heartbeat = lease, heartbeat
         self._view: tuple[list[str], dict[str, str]] = ([], {})  # live members, and owners found so far
         self._idle_shown = False  # this worker's idle flag is 1 in Redis
+        self._idle_lock = threading.Lock()  # a heartbeat thread's rejoin clears the flag meanwhile
 
     def key(self, *parts: str) -> str:
         return ":".join(("pycrawler", self.name, *parts))
@@ -120,8 +122,9 @@ class Membership:
         pipe = self.redis.pipeline(transaction=True)
         pipe.hset(self.key("worker", self.worker), "idle", 0)
         pipe.delete(self.key("done"))
-        pipe.execute()
-        self._idle_shown = False
+        with self._idle_lock:
+            pipe.execute()
+            self._idle_shown = False
         self.beat()
 
     def beat(self, figures: dict | None = None) -> bool:
@@ -162,9 +165,10 @@ class Membership:
         """Called by a worker with nothing left to do: True when every live member is idle and
         every queue length ``queues`` asks for (in the same transaction) is 0: nothing left to
         crawl, nothing in transit. The first live member checks; the others read its answer."""
-        if not self._idle_shown:
-            self.redis.hset(self.key("worker", self.worker), "idle", 1)
-            self._idle_shown = True
+        with self._idle_lock:
+            if not self._idle_shown:
+                self.redis.hset(self.key("worker", self.worker), "idle", 1)
+                self._idle_shown = True
         members = self.members
         if self.worker not in members:  # dropped while Redis was away: the heartbeat rejoins it
             return False

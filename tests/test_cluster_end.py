@@ -193,3 +193,18 @@ def test_seed_003s_task_pool_is_read_again_after_a_read_whose_answer_was_lost(lo
     assert worker.receive(100) == []
     local_redis.start()
     assert urls(worker.receive(100)) == ["http://10.0.0.1/answer-lost"]
+
+
+def test_a_url_handed_back_is_returned_once_at_its_shallowest_link(local_redis):
+    """A URL this worker forwarded comes back (the worker it went to died before committing it),
+    possibly in several links at once: the crawl schedules what `handed_back` returns past its
+    seen table, so a URL returned twice would be fetched twice."""
+    first, second = exchange(local_redis.url, "w0"), exchange(local_redis.url, "w1")
+    first.membership.beat()
+    ip = next(f"10.0.0.{i}" for i in range(1, 99) if weight("w1", f"10.0.0.{i}:80") > weight("w0", f"10.0.0.{i}:80"))
+    url = f"http://{ip}/forwarded"
+    assert first.forward([Link(url, 3, "LLL", "http://10.0.0.200/a")]) == []  # its host is the other worker's
+    came_back = [Link(url, 6, "LLLLLL", "http://10.0.0.200/b"), Link(url, 4, "LLLL", "http://10.0.0.200/c"),
+                 Link(f"http://{ip}/never-forwarded")]
+    assert first.handed_back(came_back) == [came_back[1]]
+    assert first.handed_back(came_back) == []  # once: later links to it meet the seen table

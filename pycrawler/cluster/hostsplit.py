@@ -182,10 +182,13 @@ class HostSplitExchange:
                 self.traffic["forwarded"] += 1
         return keep
 
-    def handed_back(self, urls: Sequence[str]) -> list[str]:
-        back = [url for url in urls if url in self._handed]
+    def handed_back(self, links: Sequence[Link]) -> list[Link]:
+        back: dict[str, Link] = {}
+        for link in links:
+            if link.url in self._handed and (link.url not in back or link.layer < back[link.url].layer):
+                back[link.url] = link
         self._handed.difference_update(back)
-        return back
+        return list(back.values())
 
     def fetched(self, urls: Sequence[str], keys: np.ndarray) -> None:
         raw = np.asarray(keys, dtype="<u8").tobytes()

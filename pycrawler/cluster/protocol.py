@@ -106,10 +106,11 @@ class LinkExchange(Protocol):
         queue the rest (their hosts moved to another worker) for the worker that must, past
         any cache: a URL handed over has to arrive."""
 
-    def handed_back(self, urls: Sequence[str]) -> list[str]:
-        """Of ``urls`` delivered to this worker, those it had forwarded away (`forward`): they
-        come back when the worker they went to died before committing them. This worker's seen
-        table knows them, yet nobody crawled them: the worker schedules them past it."""
+    def handed_back(self, links: Sequence[Link]) -> list[Link]:
+        """Of ``links`` delivered to this worker, those to URLs it had forwarded away
+        (`forward`), one link per URL (the shallowest): they come back when the worker they went
+        to died before committing them. This worker's seen table knows them, yet nobody crawled
+        them: the worker schedules them past it, once each, and drops the other links to them."""
 
     def fetched(self, urls: Sequence[str], keys: np.ndarray) -> None:
         """URLs this worker fetched for good (``keys``: their Visited keys), sent with the next

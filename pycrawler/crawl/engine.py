@@ -567,10 +567,11 @@ class Crawler:
         deliveries = self.exchange.receive(RECEIVE_BATCH)
         if deliveries:
             links = [link for delivery in deliveries for link in delivery.links]
-            back = set(self.exchange.handed_back([link.url for link in links]))
+            back = self.exchange.handed_back(links)
             if back:  # forwarded from here, bounced back uncrawled: the seen table must not drop them
-                self._schedule([link for link in links if link.url in back], force=True)
-                links = [link for link in links if link.url not in back]
+                self._schedule(back, force=True)  # once each: a URL forced twice would be fetched twice
+                urls = {link.url for link in back}
+                links = [link for link in links if link.url not in urls]
             self._schedule(links)
             self.frontier.flush()  # an asynchronous Visited table enqueues what it holds
             self.exchange.ack(deliveries)

@@ -155,7 +155,7 @@ class CentralExchange:
         except NETWORK_ERRORS:
             return list(links)  # owners unknown while Redis is away: hosts move only when a worker dies
 
-    def handed_back(self, urls: Sequence[str]) -> list[str]:
+    def handed_back(self, links: Sequence[Link]) -> list[Link]:
         """None: a dead worker's task_pool goes to its hosts' new owners, never back to a
         worker that forwarded to it (hosts move only when their owner dies)."""
         return []

@@ -21,8 +21,12 @@ from pycrawler.cluster.protocol import Link, encode_links
 QUEUE = "pycrawler:c:queue"
 
 
+def membership(url: str, worker: str) -> Membership:
+    return Membership(redis.Redis.from_url(url), "c", worker, lease=5.0, heartbeat=1.0)
+
+
 def workers(url: str, count: int = 3) -> list[Membership]:
-    members = [Membership(redis.Redis.from_url(url), "c", f"w{i}", lease=5.0, heartbeat=1.0) for i in range(count)]
+    members = [membership(url, f"w{i}") for i in range(count)]
     for member in members:
         member.join()
     for member in members:
@@ -32,11 +36,15 @@ def workers(url: str, count: int = 3) -> list[Membership]:
 
 def exchange(url: str, worker: str) -> HostSplitExchange:
     """A host-splitting worker, joined, without its heartbeat thread: the test beats for it."""
-    member = Membership(redis.Redis.from_url(url), "c", worker, lease=5.0, heartbeat=1.0)
-    joined = HostSplitExchange(member, settle=0)
+    joined = HostSplitExchange(membership(url, worker), settle=0)
     joined._ensure_group()
-    member.join()
+    joined.membership.join()
     return joined
+
+
+def address_of_w1() -> str:
+    """An address whose host (port 80) rendezvous hashing gives w1 rather than w0."""
+    return next(f"10.0.0.{i}" for i in range(1, 99) if weight("w1", f"10.0.0.{i}:80") > weight("w0", f"10.0.0.{i}:80"))
 
 
 def read(worker: HostSplitExchange) -> list:
@@ -103,7 +111,7 @@ def test_a_worker_that_joins_withdraws_the_answer_until_it_is_idle_too(local_red
     first, second, third = workers(local_redis.url, 3)
     for member in (second, third, first):
         member.cluster_done(queue_length)
-    late = Membership(redis.Redis.from_url(local_redis.url), "c", "w3", lease=5.0, heartbeat=1.0)
+    late = membership(local_redis.url, "w3")
     late.join()
     for member in (first, second, third):
         member.beat()
@@ -118,7 +126,7 @@ def test_a_worker_back_whose_read_links_were_rerouted_reads_new_ones_and_ends(lo
     clear them at once, or it would read nothing new and never be idle."""
     first, second = exchange(local_redis.url, "w0"), exchange(local_redis.url, "w1")
     first.membership.beat()
-    ip = next(f"10.0.0.{i}" for i in range(1, 99) if weight("w1", f"10.0.0.{i}:80") > weight("w0", f"10.0.0.{i}:80"))
+    ip = address_of_w1()
     first.add([Link(f"http://{ip}/read-then-killed")])
     first.flush()
     assert urls(read(second)) == [f"http://{ip}/read-then-killed"]
@@ -146,7 +154,7 @@ def test_an_acknowledgement_redis_did_not_take_is_sent_again_by_an_idle_worker(l
     with no page left to flush, the worker's idle report sends it again, and the crawl ends."""
     first, second = exchange(local_redis.url, "w0"), exchange(local_redis.url, "w1")
     first.membership.beat()
-    ip = next(f"10.0.0.{i}" for i in range(1, 99) if weight("w1", f"10.0.0.{i}:80") > weight("w0", f"10.0.0.{i}:80"))
+    ip = address_of_w1()
     first.add([Link(f"http://{ip}/")])
     first.flush()
     deliveries = read(second)
@@ -165,7 +173,7 @@ def test_links_redis_handed_out_in_a_read_whose_answer_was_lost_are_read_again(l
     worker reads its pending entries first, or the links would sit in its stream for ever."""
     first, second = exchange(local_redis.url, "w0"), exchange(local_redis.url, "w1")
     first.membership.beat()
-    ip = next(f"10.0.0.{i}" for i in range(1, 99) if weight("w1", f"10.0.0.{i}:80") > weight("w0", f"10.0.0.{i}:80"))
+    ip = address_of_w1()
     assert read(second) == []  # past the start's look at what a previous life left pending
     first.add([Link(f"http://{ip}/answer-lost")])
     first.flush()
@@ -184,7 +192,7 @@ def test_links_redis_handed_out_in_a_read_whose_answer_was_lost_are_read_again(l
 def test_seed_003s_task_pool_is_read_again_after_a_read_whose_answer_was_lost(local_redis):
     """The same for the URLs a central host allocated to a worker (`--dedupe central`)."""
     client = redis.Redis.from_url(local_redis.url)
-    worker = CentralExchange(Membership(client, "c", "w0", lease=5.0, heartbeat=1.0), background=False)
+    worker = CentralExchange(membership(local_redis.url, "w0"), background=False)
     assert worker.receive(100) == []  # past the start's look at what a previous life left pending
     task_pool = worker.layout.task_pool("w0")
     client.xadd(task_pool, {"urls": encode_links([Link("http://10.0.0.1/answer-lost")])})
@@ -201,7 +209,7 @@ def test_a_url_handed_back_is_returned_once_at_its_shallowest_link(local_redis):
     seen table, so a URL returned twice would be fetched twice."""
     first, second = exchange(local_redis.url, "w0"), exchange(local_redis.url, "w1")
     first.membership.beat()
-    ip = next(f"10.0.0.{i}" for i in range(1, 99) if weight("w1", f"10.0.0.{i}:80") > weight("w0", f"10.0.0.{i}:80"))
+    ip = address_of_w1()
     url = f"http://{ip}/forwarded"
     assert first.forward([Link(url, 3, "LLL", "http://10.0.0.200/a")]) == []  # its host is the other worker's
     came_back = [Link(url, 6, "LLLLLL", "http://10.0.0.200/b"), Link(url, 4, "LLLL", "http://10.0.0.200/c"),

@@ -6,12 +6,14 @@ Java calls :func:`start` (idempotent) and then imports Java classes through JPyp
 Class path, in order of precedence:
 
 1. ``PYCRAWLER_CLASSPATH``: jars or folders separated by ``os.pathsep``; a folder adds
-   every ``*.jar`` in it and the folder itself (for loose classes). Point it at a
-   Heritrix 3 ``lib/`` to load that install's ``je-7.5.11.jar`` instead of JE 3.3.
-2. ``target/pycrawler-bridge.jar`` (the Maven build of ``bridge/``).
-3. ``target/lib/*.jar`` (the bridge's runtime dependencies); a JE jar here is skipped
-   when step 1 already supplied one, so the user's JE wins.
-4. The py4j package's own jar, for the gateway (:mod:`pycrawler.store.gateway_server`).
+   every ``*.jar`` in it and the folder itself (for loose classes). A JE jar there (a Heritrix
+   3 ``lib/`` has ``je-7.5.11.jar``) is the user's JE: it opens every store it reads.
+2. The JE this process runs on (:func:`start`'s ``je``; :mod:`pycrawler.je_releases` chooses
+   it per store, by the store's log version, before the JVM starts). Every other JE jar is left
+   out: two JEs cannot share a JVM.
+3. ``target/pycrawler-bridge.jar`` (the Maven build of ``bridge/``).
+4. ``target/lib/*.jar`` (the bridge's runtime dependencies, JE aside).
+5. The py4j package's own jar, for the gateway (:mod:`pycrawler.store.gateway_server`).
 
 JVM options: ``PYCRAWLER_HEAP`` (e.g. ``2g``) sets ``-Xmx``; ``PYCRAWLER_JVM_OPTS`` adds
 any other options (shell-quoted). The collector is the parallel one unless those options
@@ -28,20 +30,15 @@ import re
 import shlex
 from pathlib import Path
 
+from . import je_releases
 from .errors import SetupError
+from .je_releases import JeRelease
 
 PROJECT_ROOT = Path(os.environ.get("PYCRAWLER_HOME", Path(__file__).resolve().parent.parent))
 TARGET = PROJECT_ROOT / "target"
 BRIDGE_JAR = TARGET / "pycrawler-bridge.jar"
 DEFAULT_HEAP = "1g"
 
-_JE_JAR = re.compile(r"^(?:je|db-je)-(\d+)[\d.]*\.jar$")
-
-
-def je_jar_major(path: Path) -> int | None:
-    """The JE major version a jar's name says (``je-7.5.11.jar``: 7), None for another jar."""
-    match = _JE_JAR.match(path.name)
-    return int(match.group(1)) if match else None
 
 
 def _expand(entry: str) -> list[Path]:
@@ -59,17 +56,25 @@ def user_entries() -> list[Path]:
             for path in _expand(entry)]
 
 
-def classpath() -> list[Path]:
-    """The jars and folders the JVM will load, user entries first."""
-    user = user_entries()
+def user_je() -> JeRelease | None:
+    """The JE jar the user put on ``PYCRAWLER_CLASSPATH``, if any (the first one)."""
+    return next(filter(None, map(JeRelease.of_jar, user_entries())), None)
+
+
+def known_jes() -> list[JeRelease]:
+    """The JE releases built or resolved for this checkout, oldest first."""
+    return je_releases.known(TARGET)
+
+
+def classpath(je: JeRelease | None = None) -> list[Path]:
+    """The jars and folders the JVM will load to run on ``je`` (None: the JE of new stores),
+    user entries first."""
     if not BRIDGE_JAR.is_file():
         raise SetupError(f"the Java bridge is not built ({BRIDGE_JAR} is missing): run scripts/setup")
-    user_has_je = any(_JE_JAR.match(p.name) for p in user)
-    deps = [p for p in sorted((TARGET / "lib").glob("*.jar"))
-            if not (user_has_je and _JE_JAR.match(p.name))]
-    if not user_has_je and not any(_JE_JAR.match(p.name) for p in deps):
-        raise SetupError(f"no JE jar in {TARGET / 'lib'} or PYCRAWLER_CLASSPATH: run scripts/setup")
-    return user + [BRIDGE_JAR] + deps + py4j_jar()
+    je = je or je_releases.for_new_store(TARGET, user_je())
+    user = [path for path in user_entries() if JeRelease.of_jar(path) is None]
+    deps = [path for path in sorted((TARGET / "lib").glob("*.jar")) if JeRelease.of_jar(path) is None]
+    return user + [je.jar, BRIDGE_JAR] + deps + py4j_jar()
 
 
 def py4j_jar() -> list[Path]:
@@ -114,17 +119,38 @@ def _jvm_path() -> str:
         raise SetupError("no Java runtime found: install a JDK 17 (scripts/setup does) or set JAVA_HOME") from None
 
 
-def start() -> None:
-    """Start the JVM with pycrawler's class path, once per process."""
+_started_on: JeRelease | None = None
+
+
+def start(je: JeRelease | None = None) -> None:
+    """Start the JVM with pycrawler's class path, once per process, on the JE ``je`` (None:
+    the JE that writes new stores). A later call changes nothing: see :func:`loaded_je`."""
+    global _started_on
     import jpype
 
     if jpype.isJVMStarted():
         return
-    cp = [str(p) for p in classpath()]
+    je = je or je_releases.for_new_store(TARGET, user_je())
+    cp = [str(p) for p in classpath(je)]
     try:
         jpype.startJVM(_jvm_path(), *jvm_options(), classpath=cp, convertStrings=False)
     except (OSError, RuntimeError) as exc:
         raise SetupError(f"the JVM did not start: {exc}") from None
+    _started_on = je
+
+
+def started() -> bool:
+    import jpype
+
+    return jpype.isJVMStarted()
+
+
+def loaded_je() -> JeRelease:
+    """The JE this process runs on (starting the JVM on the JE of new stores if need be)."""
+    start()
+    if _started_on is None:  # started by someone else's code: the jar is unknown, the version is not
+        return JeRelease(je_version(), Path("?"))
+    return _started_on
 
 
 def je_version() -> str:
@@ -137,14 +163,6 @@ def je_version() -> str:
 
 def je_major() -> int:
     return int(je_version().split(".")[0])
-
-
-def require_je(major: int, feature: str) -> None:
-    """Fail with the fix when the loaded JE is older than ``feature`` needs."""
-    if je_major() < major:
-        raise SetupError(
-            f"{feature} needs JE {major} or newer, but JE {je_version()} is loaded: "
-            "set PYCRAWLER_CLASSPATH to a folder holding a newer je-*.jar (a Heritrix 3 lib/ has je-7.5.11.jar)")
 
 
 def java_version() -> str:

@@ -91,7 +91,7 @@ from ..parse.html import HTML_TYPES, looks_like_html, mime_type
 from ..parse.links import Hop, Outlink, PathRepetitionRule, trailing_redirects
 from ..records.crawl_url import CrawlUrl, encode
 from ..seen.tables import open_visited
-from ..store import Environment
+from ..store import Environment, je_choice
 from ..store.java_errors import je_errors
 from ..store.tuple import java_utf
 from .diskspace import DEFAULT_MIN_FREE_MB, DiskSpaceMonitor
@@ -339,6 +339,7 @@ class Crawler:
         if policy == "bkdr":  # one site spread over enough queues to keep every slot busy
             policy = f"bkdr:{4 * config.concurrency}"
         # JE 7's own free-space floor sits below the crawl's, so the crawl's stop comes first.
+        je_choice.start_for(state)
         je_config = JE_CONFIG | {"je.freeDisk": str(config.min_free_mb << 19)} if jvm.je_major() >= 7 else JE_CONFIG
         self.env = Environment(state, create=True, durability="write_no_sync", cache_size=config.je_cache_mb << 20,
                                config=je_config)

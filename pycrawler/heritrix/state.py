@@ -96,7 +96,6 @@ class HeritrixState:
             if not logfile.jdb_files(home):
                 raise BadInput(f"{path} is not a Heritrix crawl state: it holds no JE log files (.jdb); "
                                "give a job's state/ folder")
-            _require_readable(path, logfile.log_version(home))
             env = Environment(home, read_only=True, transactional=False)
         except BaseException:
             probe.close()
@@ -232,21 +231,6 @@ def _refuse_live_writer(path: Path, probe: WriterProbe) -> None:
             f"{path} is in use: process {pid} holds its JE write lock (a running Heritrix?). Its pending and "
             "alreadySeenUrl databases are deferred-write, so a reader would see an old, partial crawl: stop the "
             "crawl, or checkpoint it and read the checkpoint (--checkpoint latest). Its lock is left alone")
-
-
-def _require_readable(path: Path, log_version: int) -> None:
-    """SetupError, naming the fix, when the loaded JE cannot read logs of this version."""
-    limit = logfile.max_readable(jvm.je_major())
-    if limit is None or log_version <= limit:
-        return
-    if heritrix_of(log_version) == 3:
-        raise SetupError(
-            f"{path} is Heritrix 3 crawl state (JE log version {log_version}, written by "
-            f"{logfile.WRITER_OF.get(log_version, 'JE 4 or later')}); the loaded JE {jvm.je_version()} reads "
-            f"Heritrix 1 stores only (log version {limit} and older): set PYCRAWLER_CLASSPATH to your Heritrix 3 "
-            "lib/ folder, which holds the JE it writes with (je-7.5.11.jar)")
-    raise SetupError(f"{path} has JE log version {log_version}, newer than the loaded JE {jvm.je_version()} "
-                     f"reads ({limit}): set PYCRAWLER_CLASSPATH to a folder holding a newer je-*.jar")
 
 
 def _open_existing(env: Environment, name: str):

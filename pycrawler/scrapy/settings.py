@@ -137,10 +137,11 @@ def lifo_of(settings) -> bool:
 
 
 def small_jvm() -> None:
-    """Start the JVM, when this process has not yet, as ``pycrawler crawl`` does (a 128 MB heap,
-    JE's cache 64 MB of it, the serial collector, the C1 compiler only:
-    ``pycrawler.jvm.CRAWL_JVM``), unless ``PYCRAWLER_HEAP`` or ``PYCRAWLER_JVM_OPTS``
-    say otherwise. The scheduler's JVM side is the crawl's: short batches."""
+    """Have the JVM, when this process has not started it yet, start as ``pycrawler crawl``'s
+    does (a 128 MB heap, JE's cache 64 MB of it, the serial collector, the C1 compiler only:
+    ``pycrawler.jvm.CRAWL_JVM``), unless ``PYCRAWLER_HEAP`` or ``PYCRAWLER_JVM_OPTS`` say
+    otherwise. The scheduler's JVM side is the crawl's: short batches. The JVM itself starts
+    with the first store opened, on the JE that store needs."""
     import jpype
 
     from .. import jvm
@@ -148,7 +149,6 @@ def small_jvm() -> None:
     if not jpype.isJVMStarted():
         for name, value in jvm.CRAWL_JVM.items():
             os.environ.setdefault(name, value)
-        jvm.start()
 
 
 def refuse_to_start(crawler, error: PycrawlerError):

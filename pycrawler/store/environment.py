@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .. import jvm
 from ..errors import BadInput, SetupError
-from . import logfile
+from . import je_choice, logfile
 from .access import LocalAccess
 from .environments import Environments
 from .java_errors import je_errors
@@ -58,7 +58,9 @@ class Environment(Environments):
         self._view: Path | None = None
         self._databases: list = []
         self._check_path(create)
-        jvm.start()
+        je_choice.start_for(self.path)
+        if self.log_version is not None:
+            je_choice.check_loaded(self.path, self.log_version, writing=not read_only)
         import jpype
 
         EnvironmentConfig = jpype.JClass("com.sleepycat.je.EnvironmentConfig")
@@ -128,18 +130,9 @@ class Environment(Environments):
             self.path.mkdir(parents=True)
         if not self.path.is_dir():
             raise BadInput(f"{self.path} is not a directory")
-        if not logfile.jdb_files(self.path):
-            if create and not self.read_only:
-                return
+        self.log_version = je_choice.stored_log_version(self.path)
+        if self.log_version is None and not (create and not self.read_only):
             raise BadInput(f"{self.path} is not a JE environment (no .jdb files)")
-        self.log_version = logfile.log_version(self.path)
-        limit = logfile.max_readable(jvm.je_major())
-        if limit is not None and self.log_version > limit:
-            writer = logfile.WRITER_OF.get(self.log_version, "a newer JE")
-            raise SetupError(
-                f"{self.path} was written by {writer} (log version {self.log_version}); the loaded "
-                f"JE {jvm.je_version()} reads log versions up to {limit}: set PYCRAWLER_CLASSPATH to a "
-                "folder holding a JE that reads it (a Heritrix 3 lib/ has je-7.5.11.jar)")
 
     # -- databases -----------------------------------------------------------------------
     def database_names(self) -> list[str]:

@@ -24,7 +24,7 @@ if TEST_CLASSES.is_dir():
 
 
 def pytest_collection_modifyitems(config, items):
-    """Under another JE than the build's 3.3 (the JE 7 leg), tests of how JE 3.3 itself behaves skip."""
+    """Under another JE than the build's 3.3 (the JE 18 leg), tests of how JE 3.3 itself behaves skip."""
     if LEG_JE_VERSION.startswith("3."):
         return
     skip = pytest.mark.skip(reason=f"holds JE 3.3's own behaviour; this run loads JE {LEG_JE_VERSION}")
@@ -45,27 +45,46 @@ def env(tmp_path):
 @pytest.fixture(scope="session")
 def shared() -> Path:
     if not SHARED.is_dir():
-        pytest.skip("../shared is not beside the project")
+        missing("../shared is not beside the project")
     return SHARED
 
 
-JE7_JAR = SHARED / "deps" / "je-7.5.11" / "je-7.5.11.jar"
+JE18_JAR = ROOT / "target" / "je" / "je-18.3.12.jar"
 
 
-def require_je7_jar() -> Path:
-    """JE 7.5.11's jar (Heritrix 3's JE), for tests that run JE 7 in a child process. Missing,
-    the test skips with the reason, except under CI, where JE 7 is part of what is tested."""
-    if not JE7_JAR.is_file():
-        reason = "JE 7 is not at ../shared/deps/je-7.5.11/je-7.5.11.jar (the project's shared/ beside it)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return JE7_JAR
+def require_je18_jar() -> Path:
+    """JE 18.3.12's jar (from Maven Central, resolved by scripts/setup), for tests that run it
+    in a child process: it writes every log version newer than JE 3.3's, Heritrix 3's layout
+    among them. Missing, the test fails under CI (a missing install step) and skips elsewhere."""
+    if not JE18_JAR.is_file():
+        missing(f"JE 18 is not at {JE18_JAR.relative_to(ROOT)} (scripts/setup resolves it from Maven Central)")
+    return JE18_JAR
+
+
+@pytest.fixture(scope="session")
+def je18_jar() -> Path:
+    return require_je18_jar()
 
 
 @pytest.fixture(scope="session")
 def je7_jar() -> Path:
-    return require_je7_jar()
+    """Exactly JE 7.5.11, Heritrix 3's own JE, for tests of stores written for it to read back.
+    No registry serves it: the tests run when ``PYCRAWLER_JE7_JAR`` names one (every Heritrix 3
+    ``lib/`` holds ``je-7.5.11.jar``) and skip otherwise, in CI too."""
+    jar = os.environ.get("PYCRAWLER_JE7_JAR")
+    if not jar:
+        pytest.skip("needs exactly JE 7.5.11 (Heritrix 3's JE), which no registry serves: set PYCRAWLER_JE7_JAR")
+    if not Path(jar).is_file():
+        pytest.fail(f"PYCRAWLER_JE7_JAR names {jar}, which is not a file")
+    return Path(jar)
+
+
+def missing(what: str):
+    """A fixture, server or tool a test needs is missing: under CI (``CI=true``) that is a
+    missing install step, so the test fails; elsewhere it skips with the reason."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(what)
+    pytest.skip(what, allow_module_level=True)
 
 
 def with_je(jar: Path | None) -> dict[str, str]:

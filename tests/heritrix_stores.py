@@ -1,7 +1,7 @@
 """Heritrix crawl state for tests, written the way Heritrix 1.14 writes it (by the Java test
-program HeritrixStateTool, through SerialBinding and a StoredClassCatalog), plus JE 7.5
-stores in Heritrix 3's shape (values that are not serial-bound) written from Python in a
-process that loads JE 7."""
+program HeritrixStateTool, through SerialBinding and a StoredClassCatalog), plus stores in
+Heritrix 3's shape (values that are not serial-bound) written from Python in a process that loads
+JE 18 (log version 17: a JE 4 or later log, as Heritrix 3's are)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import require_je7_jar, with_je
+from conftest import require_je18_jar, with_je
 from java_programs import ROOT, compile_java, java_classpath, run_java
 from pycrawler.heritrix import canonicalize, create_key
 
@@ -112,17 +112,17 @@ class Holder:
             self.release()
 
 
-# -- Heritrix 3: JE 7.5 stores, written and read in processes that load JE 7 ----------------------
+# -- Heritrix 3: stores written and read in processes that load JE 18 -----------------------------
 
-def je7_env() -> dict[str, str]:
-    """The environment of a process that loads JE 7."""
-    return with_je(require_je7_jar())
+def h3_env() -> dict[str, str]:
+    """The environment of a process that loads JE 18, which writes Heritrix 3's kind of log."""
+    return with_je(require_je18_jar())
 
 
-def je7_python(script: str, stdin: str = "") -> str:
-    """Run a Python script in a process that loads JE 7; its standard output."""
+def h3_python(script: str, stdin: str = "") -> str:
+    """Run a Python script in a process that loads JE 18; its standard output."""
     done = subprocess.run([sys.executable, "-c", script], input=stdin, capture_output=True, text=True,
-                          encoding="utf-8", env=je7_env(), timeout=300)
+                          encoding="utf-8", env=h3_env(), timeout=300)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -145,10 +145,10 @@ with Environment(spec["path"], create=True, transactional=False) as env:
 
 
 def write_h3(path: Path, pending: dict[bytes, str], seen: list[int]) -> None:
-    """A JE 7.5 store in Heritrix 3's layout at ``path``: ``pending`` holds the given keys (and a
+    """A JE 18 store in Heritrix 3's layout at ``path``: ``pending`` holds the given keys (and a
     cap record per queue; no database when there is none), each value the URL's bytes where Heritrix keeps a Kryo CrawlURI;
-    ``alreadySeenUrl`` the createKeys ``seen``. Written by a process that loads JE 7."""
+    ``alreadySeenUrl`` the createKeys ``seen``. Written by a process that loads JE 18."""
     caps = {key[:key.index(0) + 1]: "" for key in pending}
     records = [(key.hex(), value.encode().hex()) for key, value in {**caps, **pending}.items()]
     path.mkdir(parents=True, exist_ok=True)
-    je7_python(_WRITE_H3, json.dumps({"path": str(path), "pending": records, "seen": seen}))
+    h3_python(_WRITE_H3, json.dumps({"path": str(path), "pending": records, "seen": seen}))

@@ -16,13 +16,14 @@ TARGET = ROOT / "target"
 
 _JE_JAR = re.compile(r"^je-(\d+)\.([\d.]+)\.jar$")
 LEG_JE = [Path(e) for e in os.environ.get("PYCRAWLER_CLASSPATH", "").split(os.pathsep) if _JE_JAR.match(Path(e).name)]
-"""The JE jar this test run loads instead of the build's JE 3.3 (``scripts/test``'s JE 7 leg), if any."""
+"""The JE jar this test run loads instead of the build's JE 3.3 (``scripts/test``'s JE 18 leg), if any."""
 LEG_JE_VERSION = LEG_JE[0].name[len("je-"):-len(".jar")] if LEG_JE else "3.3.98"
-LEG_LOG_VERSION = 6 if LEG_JE_VERSION.startswith("3.") else 15
-"""The log version the JE of this run writes (JE 3.3: 6, JE 7.5: 15)."""
-BUILD = TARGET / "je7" if LEG_JE_VERSION.startswith("7.") else TARGET
-"""Where Maven built the bridge and its test classes against this run's JE (``-Dje7.jar``: target/je7):
-JE 7 changed some methods' return types, so a class compiled against one JE may not link with the other."""
+LEG_LOG_VERSION = {"3": 6, "7": 15, "18": 17}[LEG_JE_VERSION.split(".")[0]]
+"""The log version the JE of this run writes (JE 3.3: 6, JE 7.5: 15, JE 18.3: 17)."""
+BUILD = TARGET if LEG_JE_VERSION.startswith("3.") else TARGET / f"je-{LEG_JE_VERSION}"
+"""Where Maven built the bridge and its test classes against this run's JE (``-Dje.jar``:
+target/je-VERSION): JE 7 changed some methods' return types, so a class compiled against one JE
+may not link with the other."""
 
 
 def runtime_jars(je3: bool = False) -> list[Path]:
@@ -41,7 +42,9 @@ def java_classpath(*first: Path, je3: bool = False) -> str:
 
 def require_test_classes() -> None:
     if not (BUILD / "test-classes" / "BookFrontierTool.class").is_file():
-        pytest.skip(f"Java test classes are not built in {BUILD} (scripts/test builds them)")
+        from conftest import missing
+
+        missing(f"Java test classes are not built in {BUILD} (scripts/test builds them)")
 
 
 def compile_java(sources: Path, into: Path) -> Path:

@@ -131,11 +131,11 @@ def test_import_fills_a_work_queue_frontier_in_place_and_a_seen_table_keyed_as_h
     one_line_error(again, 2, "is not an empty folder: import into a new or empty folder")
 
 
-@pytest.mark.je3
-def test_a_heritrix_3_store_gets_one_clear_line_about_its_jar(shared, tmp_path):
+def test_a_heritrix_3_store_opens_with_no_setting_and_is_left_untouched(shared, tmp_path):
     shutil.copytree(shared / "fixtures" / "je7-heritrix-layout", tmp_path / "h3")
-    one_line_error(pycrawler("heritrix", "inspect", tmp_path / "h3"), 3,
-                   "Heritrix 3 crawl state", "PYCRAWLER_CLASSPATH", "je-7.5.11.jar")
+    done = pycrawler("heritrix", "inspect", tmp_path / "h3")
+    assert done.returncode == 0, done.stderr
+    assert "Heritrix 3 crawl state, JE log version 15, read with JE 18.3.12" in done.stdout
     assert sorted(p.name for p in (tmp_path / "h3").iterdir()) == ["00000000.jdb", "je.config.csv", "je.stat.csv"]
 
 
@@ -203,16 +203,16 @@ def test_a_state_served_read_only_reads_the_same_and_keeps_every_byte(state, tmp
     assert_same_as_the_folder(served, outputs(state, tmp_path, "local"), server, state)
 
 
-def test_a_heritrix_3_store_served_by_je_7_reads_the_same_through_its_address(shared, je7_jar, tmp_path, runtime):
-    """The server runs JE 7, read-only on the fixture itself, whose bytes it leaves as they were;
-    this side needs no JE 7 to read through the address."""
+def test_a_heritrix_3_store_served_by_je_18_reads_the_same_through_its_address(shared, tmp_path, runtime):
+    """The server chooses JE 18 for the fixture's log version by itself and serves it read-only,
+    leaving its bytes as they were; this side reads through the address on any JE."""
     fixture = shared / "fixtures" / "je7-heritrix-layout"
     before = file_states(fixture)
-    with Server(fixture, "--read-only", env=with_je(je7_jar)) as server:
+    with Server(fixture, "--read-only", env=with_je(None)) as server:
         served = outputs(server.address, tmp_path, "served")
     assert file_states(fixture) == before
-    assert "read with JE 7.5.11" in served["inspect"]
-    assert_same_as_the_folder(served, outputs(fixture, tmp_path, "local", env=with_je(je7_jar)), server, fixture)
+    assert "read with JE 18.3.12" in served["inspect"]
+    assert_same_as_the_folder(served, outputs(fixture, tmp_path, "local"), server, fixture)
 
 
 def databases(path) -> dict[str, tuple]:

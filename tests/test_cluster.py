@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 import redis
 
+from conftest import missing
 from pycrawler.cluster.local_redis import LocalRedis, find_redis_server
 from pycrawler.cluster.membership import host_of, weight
 from pycrawler.crawl.multihost import MultiHostSite, host_address
@@ -41,10 +42,7 @@ OUTAGE, OUTAGE_LEASE = 2.0, 6.0
 
 def require_redis_server() -> None:
     if find_redis_server() is None:
-        reason = "redis-server is not installed (scripts/setup installs it)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
+        missing("redis-server is not installed (scripts/setup installs it)")
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import io
 import subprocess
 
 import pytest
+from conftest import missing
 from java_programs import runtime_jars
 
 from pycrawler.errors import BadInput
@@ -37,7 +38,7 @@ RECORDS = sorted({
 def je_jar():
     jars = [jar for jar in runtime_jars() if jar.name.startswith("je-")]
     if not jars:
-        pytest.skip("no JE jar in target/lib (run scripts/setup)")
+        missing("no JE jar in target/lib (run scripts/setup)")
     return jars[0]
 
 

@@ -4,7 +4,8 @@ it without any Heritrix class (placed by the ``pending`` keys, queue by queue, a
 disagreement said), and a pycrawler crawl written as a journal that imports back to the same
 pending URLs and seen set.
 
-The Heritrix 3 states are JE 7.5 stores written and read in processes that load JE 7."""
+The Heritrix 3 states are written by processes that load JE 18 (Heritrix 3's layout, a log newer than
+JE 3.3's); pycrawler's commands then choose the JE that reads them by themselves."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from gateways import Server, runtime  # noqa: F401 -- runtime: a fixture
-from heritrix_stores import h3_key, je7_env, je7_python, write_h3
+from heritrix_stores import h3_env, h3_key, h3_python, write_h3
 
 from pycrawler.errors import BadInput
 from pycrawler.heritrix.journal import (ADDED, DISREGARDED, EMITTED, FAILURE, INCLUDED, RESCHEDULED, SUCCESS,
@@ -36,9 +37,9 @@ def write(path: Path, data: bytes) -> Path:
     return path
 
 
-def pycrawler(*args, je7: bool = False) -> subprocess.CompletedProcess:
+def pycrawler(*args) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pycrawler", *map(str, args)], capture_output=True, text=True,
-                          encoding="utf-8", timeout=300, env=je7_env() if je7 else None)
+                          encoding="utf-8", timeout=300)
 
 
 def one_line_error(done: subprocess.CompletedProcess, code: int, *needles: str) -> None:
@@ -242,7 +243,7 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 def test_export_gives_every_journal_url_at_its_key_and_says_which_queues_disagree(heritrix3_job, tmp_path):
     before = snapshot(heritrix3_job)
     done = pycrawler("heritrix", "export", heritrix3_job / "state", "--recover-log", heritrix3_job / "logs",
-                     "--pending", tmp_path / "p.jsonl", je7=True)
+                     "--pending", tmp_path / "p.jsonl")
     assert done.returncode == 0, done.stderr
     rows = [json.loads(text) for text in (tmp_path / "p.jsonl").read_text().splitlines()]
     placed = [r for r in rows if r["placed"]]
@@ -265,11 +266,11 @@ def test_export_gives_every_journal_url_at_its_key_and_says_which_queues_disagre
 def test_export_with_a_recover_log_through_an_address_is_the_folders(heritrix3_job, tmp_path, runtime):
     """The journal is this side's file; the keys it is placed by come through the address."""
     shutil.copytree(heritrix3_job / "state", tmp_path / "copy")
-    with Server(tmp_path / "copy", env=je7_env()) as server:
+    with Server(tmp_path / "copy", env=h3_env()) as server:
         served = pycrawler("heritrix", "export", server.address, "--recover-log", heritrix3_job / "logs",
                            "--pending", tmp_path / "served.jsonl")
     local = pycrawler("heritrix", "export", heritrix3_job / "state", "--recover-log", heritrix3_job / "logs",
-                      "--pending", tmp_path / "local.jsonl", je7=True)
+                      "--pending", tmp_path / "local.jsonl")
     assert served.returncode == 0 and local.returncode == 0, served.stderr + local.stderr
     assert (tmp_path / "served.jsonl").read_bytes() == (tmp_path / "local.jsonl").read_bytes()
     assert served.stderr.replace("served.jsonl", "local.jsonl") == local.stderr
@@ -285,9 +286,9 @@ def test_a_crawl_state_gives_the_same_journal_through_its_address(tmp_path, runt
     assert text == gzip.decompress((tmp_path / "local.gz").read_bytes()) and text.count(b"\nF+ ") > 1
 
 
-def je7_pycrawler_state(path: Path, keys: list[int]) -> tuple[list, list[bool]]:
+def pycrawler_state_of(path: Path, keys: list[int]) -> tuple[list, list[bool]]:
     """(pending (class key, directive, precedence, ordinal, URL, layer, abstract text) in key order;
-    whether each key is in the exact seen table) of a pycrawler state written with JE 7."""
+    whether each key is in the exact seen table) of a pycrawler state written with JE 18."""
     script = """
 import json, sys
 from pycrawler.frontier.workqueues import WorkQueueFrontier, decode_entry, decode_key
@@ -300,14 +301,14 @@ with WorkQueueFrontier.open(path, read_only=True) as frontier:
     seen = ExactVisited(frontier.env, "visited", create=False).contains_many(np.array(keys, dtype=np.uint64))
 print(json.dumps([rows, seen.tolist()]))
 """
-    rows, seen = json.loads(je7_python(script, json.dumps([str(path), keys])))
+    rows, seen = json.loads(h3_python(script, json.dumps([str(path), keys])))
     return [tuple(r) for r in rows], seen
 
 
 def test_import_restores_the_journal_urls_at_their_places_and_the_seen_set(heritrix3_job, tmp_path):
     into = tmp_path / "py"
     done = pycrawler("heritrix", "import", heritrix3_job / "state", "--recover-log", heritrix3_job / "logs",
-                     "--into", into, "--seen", "exact", je7=True)
+                     "--into", into, "--seen", "exact")
     assert done.returncode == 0, done.stderr
     assert ("queue late.example: 3 pending keys, 1 journal URLs, not paired: its 1 journal URLs queued behind "
             "Heritrix's, in journal order; its 3 keys dropped (no URL)") in done.stderr
@@ -318,7 +319,7 @@ def test_import_restores_the_journal_urls_at_their_places_and_the_seen_set(herit
     assert {m["queue"]: (m["keys"], m["journal"]) for m in journal["mismatched_queues"]} == {
         "extra.example": (1, 2), "late.example": (3, 1), "gone.example": (1, 0)}
     probe = heritrix_keys(SEEN + ["http://never.example/"]).tolist()
-    pending, seen = je7_pycrawler_state(into, probe)
+    pending, seen = pycrawler_state_of(into, probe)
     http = [u for u in PLACED if not u[0].startswith("dns:")]
     # Heritrix's places (a parallel queue's URL joins its host's queue: pycrawler has no parallel
     # queues); the URLs the journal could not place queue behind them, in journal order.
@@ -394,11 +395,11 @@ def test_a_crawl_written_as_a_journal_imports_back_to_the_same_pending_urls_and_
     # What Heritrix holds after importing the journal: each pending URL under its key, the seen set.
     write_h3(tmp_path / "h3", {k: r.ori_url.replace(" ", "%20") for k, r in records}, keys)
     back = pycrawler("heritrix", "import", tmp_path / "h3", "--recover-log", tmp_path / "frontier.recover.gz",
-                     "--into", tmp_path / "again", "--seen", "exact", je7=True)
+                     "--into", tmp_path / "again", "--seen", "exact")
     assert back.returncode == 0, back.stderr
     manifest = json.loads((tmp_path / "again" / "heritrix-import.json").read_text())
     assert (manifest["recover_log"]["mismatched_queues"], manifest["seen"]["keys"]) == ([], len(saw))
-    pending, seen = je7_pycrawler_state(tmp_path / "again", keys)
+    pending, seen = pycrawler_state_of(tmp_path / "again", keys)
     assert pending == [(*row[:4], row[4].replace(" ", "%20"), *row[5:]) for row in before]
     assert all(seen)
 
@@ -408,18 +409,17 @@ def test_bad_input_is_one_line_and_exit_2(heritrix3_job, tmp_path):
     for given, needle in [(tmp_path / "nowhere.gz", "does not exist"),
                           (write(tmp_path / "frontier.recover.gz", b"PK\x03\x04 a zip"), "is not gzip"),
                           (write(tmp_path / "noise.gz", gz("\x00 binary\n")), "holds no Heritrix frontier journal")]:
-        one_line_error(pycrawler("heritrix", "import", state, "--recover-log", given, "--into", tmp_path / "py",
-                                 je7=True), 2, needle)
+        one_line_error(pycrawler("heritrix", "import", state, "--recover-log", given, "--into", tmp_path / "py"), 2, needle)
         assert not (tmp_path / "py").exists()
     one_line_error(pycrawler("heritrix", "export", state, "--recover-log", heritrix3_job / "logs", "--seen",
                              tmp_path / "s"), 2, "--recover-log gives the pending URLs: add --pending FILE")
     write_h3(tmp_path / "seen-only", {}, heritrix_keys([SEED]).tolist())
     one_line_error(pycrawler("heritrix", "export", tmp_path / "seen-only", "--recover-log", heritrix3_job / "logs",
-                             "--pending", tmp_path / "p.jsonl", je7=True), 2, "has no pending database")
+                             "--pending", tmp_path / "p.jsonl"), 2, "has no pending database")
     one_line_error(pycrawler("heritrix", "journal", tmp_path / "nowhere", "--out", tmp_path / "j.gz"), 2,
                    "is not a pycrawler crawl state: it does not exist")
-    one_line_error(pycrawler("heritrix", "journal", state, "--out", tmp_path / "j.gz", je7=True), 2,
+    one_line_error(pycrawler("heritrix", "journal", state, "--out", tmp_path / "j.gz"), 2,
                    "is not a pycrawler crawl state: its pending database is no work-queue frontier's")
-    one_line_error(pycrawler("heritrix", "journal", tmp_path / "seen-only", "--out", tmp_path / "j.gz", je7=True), 2,
+    one_line_error(pycrawler("heritrix", "journal", tmp_path / "seen-only", "--out", tmp_path / "j.gz"), 2,
                    "is not a pycrawler crawl state: it has neither a pending nor a fetched database")
     assert not (tmp_path / "j.gz").exists() and not (tmp_path / "j.gz.part").exists()

@@ -85,15 +85,15 @@ def test_insert_keys_parse_as_heritrix_builds_them():
 
 # -- Heritrix 3 -------------------------------------------------------------------------------------
 @pytest.mark.je3
-def test_a_heritrix_3_store_names_the_jar_it_needs_and_is_left_untouched(shared, tmp_path):
+def test_a_heritrix_3_store_in_a_process_already_on_je_3_names_the_fix_and_is_left_untouched(shared, tmp_path):
     store = tmp_path / "state"
     shutil.copytree(shared / "fixtures" / "je7-heritrix-layout", store)
     before = snapshot(store)
     with pytest.raises(SetupError) as error:
         HeritrixState.open(store)
     message = str(error.value)
-    assert "Heritrix 3" in message and "log version 15" in message
-    assert "PYCRAWLER_CLASSPATH" in message and "je-7.5.11.jar" in message
+    assert "log version 15" in message and "JE 7.5" in message and "JE 3.3.98" in message
+    assert "open it in a process of its own" in message
     assert snapshot(store) == before
 
 

@@ -1,8 +1,9 @@
-"""``pycrawler store migrate``: an environment copied into the other JE format, byte for byte.
+"""``pycrawler store migrate``: an environment copied into another JE's format, byte for byte.
 
 Each side runs on its own JE in its own process (a child per JE), so these tests drive the
-command line: a real JE 7 store to JE 3.3 and back, the book's store written by the book's
-Java code, and a pycrawler crawl state that JE 7 then continues. "Equal" is checked the way a
+command line: a real JE 7 store to JE 3.3 and back to a newer JE, the book's store written by the
+book's Java code, and a pycrawler crawl state that the newer JE then continues. The newer JE is
+JE 18 (Maven Central) and, when ``PYCRAWLER_JE7_JAR`` names it, Heritrix 3's own JE 7.5.11. "Equal" is checked the way a
 user would: ``store dump --format dbdump`` of every database, source against copy, each
 dumped by the JE that reads it; and the source is left byte-identical.
 """
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from conftest import ROOT, with_je
 from crawl_sites import CountingServer, crawl_command, write_site
 from java_programs import run_java
@@ -40,42 +42,56 @@ def digest(path) -> dict[str, str]:
     return {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(path.iterdir()) if f.is_file()}
 
 
-def test_a_heritrix_3_store_goes_to_je_3_and_back_unchanged(shared, je7_jar, tmp_path):
+LOG_VERSION = {"18": 17, "7": 15}
+
+
+@pytest.fixture(params=["18", "7"])
+def newer(request):
+    """``--to``, the jar of that JE, and the options that name it: JE 18, and JE 7.5.11 when given."""
+    if request.param == "18":
+        return "18", request.getfixturevalue("je18_jar"), ()
+    jar = request.getfixturevalue("je7_jar")
+    return "7", jar, ("--je7-jar", jar)
+
+
+def test_a_heritrix_3_store_goes_to_je_3_and_back_unchanged(shared, newer, tmp_path):
+    to, jar, options = newer
     source = tmp_path / "h3"
     shutil.copytree(shared / "fixtures" / "je7-heritrix-layout", source)
     source.chmod(0o755)
     for f in source.iterdir():
         f.chmod(0o644)
     before = digest(source)
-    original = dumps(source, je=je7_jar)
+    original = dumps(source)
     assert sorted(original) == ["alreadySeenUrl", "pending", "tupleStringLong"]
 
-    done = cli("store", "migrate", source, tmp_path / "je3", "--to", "3", "--je7-jar", je7_jar)
+    done = cli("store", "migrate", source, tmp_path / "je3", "--to", "3")
     assert "2,500  records in 3 databases, written by JE 3" in done.stdout
     assert "JE log version 6" in cli("store", "ls", tmp_path / "je3").stdout
     assert dumps(tmp_path / "je3") == original
 
-    cli("store", "migrate", tmp_path / "je3", tmp_path / "back", "--to", "7", "--je7-jar", je7_jar)
-    assert "JE log version 15" in cli("store", "ls", tmp_path / "back", je=je7_jar).stdout
-    assert dumps(tmp_path / "back", je=je7_jar) == original
+    cli("store", "migrate", tmp_path / "je3", tmp_path / "back", "--to", to, *options)
+    assert f"JE log version {LOG_VERSION[to]}" in cli("store", "ls", tmp_path / "back", je=jar).stdout
+    assert dumps(tmp_path / "back", je=jar) == original
     assert digest(source) == before  # read-only: the source is left byte-identical
 
 
-def test_the_books_store_moves_to_je_7_with_its_catalog(je7_jar, tmp_path):
+def test_the_books_store_moves_to_a_newer_je_with_its_catalog(newer, tmp_path):
+    to, jar, options = newer
     book = tmp_path / "book"
     book.mkdir()
     records = [CrawlUrl(ori_url=f"http://example.com/{i}", title=f"页面 {i}", weight=i % 7) for i in range(300)]
     run_java("BookFrontierTool", "put", book, stdin="".join(encode(r).hex() + "\n" for r in records), je3=True)
     original = dumps(book)
     assert {"java_class_catalog", "URL"} <= set(original)
-    cli("store", "migrate", book, tmp_path / "book7", "--to", "7", "--je7-jar", je7_jar)
-    assert dumps(tmp_path / "book7", je=je7_jar) == original
-    popped = cli("frontier", "pop", tmp_path / "book7", "-n", "3", "--format", "jsonl",
-                 je=je7_jar).stdout.splitlines()
+    cli("store", "migrate", book, tmp_path / "book7", "--to", to, *options)
+    assert dumps(tmp_path / "book7", je=jar) == original
+    popped = cli("frontier", "pop", tmp_path / "book7", "-n", "3", "--format", "jsonl", je=jar).stdout.splitlines()
     assert len(popped) == 3 and "页面" in popped[0]
 
 
-def test_a_crawl_state_moves_to_je_7_and_je_7_continues_it(je7_jar, tmp_path):
+def test_a_crawl_state_moves_to_a_newer_je_and_that_je_continues_it(newer, tmp_path):
+    to, jar, naming_je = newer
     root = tmp_path / "site"
     reachable = write_site(root, 60, seed=4)
     state = tmp_path / "state"
@@ -85,12 +101,12 @@ def test_a_crawl_state_moves_to_je_7_and_je_7_continues_it(je7_jar, tmp_path):
                                text=True, env=with_je(None), timeout=120)
         assert first.returncode == 0, first.stderr
         original = dumps(state)
-        cli("store", "migrate", state, tmp_path / "state7", "--to", "7", "--je7-jar", je7_jar)
-        assert dumps(tmp_path / "state7", je=je7_jar) == original
+        cli("store", "migrate", state, tmp_path / "state7", "--to", to, *naming_je)
+        assert dumps(tmp_path / "state7", je=jar) == original
         for kept in ("crawl.json", "crawl.log"):
             shutil.copy(state / kept, tmp_path / "state7" / kept)
         rest = subprocess.run(crawl_command(base + "index.html", tmp_path / "state7", "--delay", "0"), cwd=ROOT,
-                              capture_output=True, text=True, env=with_je(je7_jar), timeout=120)
+                              capture_output=True, text=True, env=with_je(jar), timeout=120)
     assert rest.returncode == 0, rest.stderr
     assert "0 URLs pending" in rest.stdout
     assert f"{len(reachable) + 1:,} fetched records" in rest.stdout
@@ -115,7 +131,8 @@ def settings(path, je=None) -> set[str]:
     return set(done.stdout.splitlines())
 
 
-def test_duplicates_prefixing_binary_and_empty_databases_keep_their_configuration(je7_jar, tmp_path):
+def test_duplicates_prefixing_binary_and_empty_databases_keep_their_configuration(newer, tmp_path):
+    to, jar, options = newer
     source = tmp_path / "mixed"
     make = textwrap.dedent(r"""
         import sys
@@ -133,16 +150,16 @@ def test_duplicates_prefixing_binary_and_empty_databases_keep_their_configuratio
     expected = settings(source)
     assert expected == {"dups True False", "prefixed False True", "empty False False"}
     original = dumps(source)
-    cli("store", "migrate", source, tmp_path / "to7", "--to", "7", "--je7-jar", je7_jar)
-    cli("store", "migrate", tmp_path / "to7", tmp_path / "back", "--to", "3", "--je7-jar", je7_jar)
-    # JE 7 prefixes the keys of every database with duplicates (its two-part keys), whatever it is told
-    assert settings(tmp_path / "to7", je=je7_jar) == expected - {"dups True False"} | {"dups True True"}
+    cli("store", "migrate", source, tmp_path / "to7", "--to", to, *options)
+    cli("store", "migrate", tmp_path / "to7", tmp_path / "back", "--to", "3", *options)
+    # JE 7 and later prefix the keys of every database with duplicates (their two-part keys), whatever they are told
+    assert settings(tmp_path / "to7", je=jar) == expected - {"dups True False"} | {"dups True True"}
     assert settings(tmp_path / "back") == expected - {"dups True False"} | {"dups True True"}
-    assert dumps(tmp_path / "to7", je=je7_jar) == dumps(tmp_path / "back") == original
+    assert dumps(tmp_path / "to7", je=jar) == dumps(tmp_path / "back") == original
     assert original["dups"].count("\n 6b\n") == 3  # every duplicate of key "k" is there
 
 
-def test_migrate_refuses_what_it_cannot_do_in_one_line(je7_jar, tmp_path):
+def test_migrate_refuses_what_it_cannot_do_in_one_line(tmp_path):
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("x")
     no_env = cli("store", "migrate", tmp_path / "nothing", tmp_path / "dst", "--to", "7", check=False)
@@ -150,7 +167,7 @@ def test_migrate_refuses_what_it_cannot_do_in_one_line(je7_jar, tmp_path):
     src = tmp_path / "book"
     src.mkdir()
     run_java("BookFrontierTool", "put", src, stdin=encode(CrawlUrl(ori_url="http://a/")).hex() + "\n", je3=True)
-    occupied = cli("store", "migrate", src, tmp_path / "full", "--to", "7", "--je7-jar", je7_jar, check=False)
+    occupied = cli("store", "migrate", src, tmp_path / "full", "--to", "18", check=False)
     assert occupied.returncode == 2 and "is not empty" in occupied.stderr
     no_jar = cli("store", "migrate", src, tmp_path / "dst", "--to", "7", check=False)
     assert no_jar.returncode == 3 and "--je7-jar" in no_jar.stderr and len(no_jar.stderr.splitlines()) == 1

@@ -13,6 +13,7 @@ import sys
 import traceback
 
 from ..errors import PycrawlerError
+from ..store import je_choice
 from . import cachesim, cluster, crawl, demo, fingerprint, frontier, heritrix, info, serve, store
 from .jsonl import utf8_stdout
 
@@ -22,6 +23,8 @@ GROUPS = (info, demo, crawl, cluster, store, serve, fingerprint, frontier, herit
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pycrawler", description=__doc__.splitlines()[0])
     parser.add_argument("--debug", action="store_true", help="show full Python and Java stack traces")
+    parser.add_argument("--upgrade-log", action="store_true",
+                        help="let a JE newer than a store's own write into it (the store's own JE may no longer read it)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for group in GROUPS:
         group.register(sub)
@@ -43,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     utf8_stdout()
+    if args.upgrade_log:
+        je_choice.allow_upgrade()
     try:
         return args.run(args) or 0
     except PycrawlerError as exc:

@@ -68,11 +68,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_progress_option(load)
     load.set_defaults(run=run_load)
 
-    migrate = actions.add_parser("migrate", help="copy an environment into JE 7's format (Heritrix 3) or JE 3.3's "
-                                                 "(Heritrix 1, the book), every database byte for byte")
+    migrate = actions.add_parser("migrate", help="copy an environment into JE 3.3's format (Heritrix 1, the book), "
+                                                 "JE 7's (Heritrix 3) or JE 18's, every database byte for byte")
     migrate.add_argument("source", metavar="SRC", help="the JE environment to copy (opened read-only)")
     migrate.add_argument("target", metavar="DST", help="the new environment (must not exist, or be empty)")
-    migrate.add_argument("--to", type=int, choices=(3, 7), required=True, help="the JE format to write")
+    migrate.add_argument("--to", type=int, choices=(3, 7, 18), required=True,
+                         help="the JE format to write: 3 (JE 3.3, Heritrix 1), 7 (your JE 7 jar, Heritrix 3) or 18")
     migrate.add_argument("--je7-jar", metavar="JAR",
                          help="JE 7's jar (default: a je-7.*.jar on PYCRAWLER_CLASSPATH); a Heritrix 3 lib/ has one")
     migrate.set_defaults(run=run_migrate)
@@ -88,7 +89,8 @@ def run_ls(args: argparse.Namespace) -> int:
         for name in names:
             with env.open_database(name) as db:
                 counts[name] = db.count()
-        print(f"{args.dir}: JE log version {env.log_version}, {len(names)} database{'s' * (len(names) != 1)}")
+        print(f"{args.dir}: JE log version {env.log_version}, {len(names)} database{'s' * (len(names) != 1)}, "
+              f"read with JE {env.je_version()}")
         width = max([len("records")] + [len(str(n)) for n in counts.values()])
         print(f"{'records':>{width}}  database")
         for name in names:

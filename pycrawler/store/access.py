@@ -82,12 +82,8 @@ class LocalAccess:
 
     def stored_key_prefixing(self, names: list[str]) -> dict[str, bool]:
         """Read from JE's database tree: a database handle reports the flag its opener asked
-        for, not the stored one (internal API, named differently in JE 3.3 and 7)."""
-        import jpype
-
-        internal = jpype.JClass("com.sleepycat.je.DbInternal")
-        env_impl = getattr(internal, "getNonNullEnvImpl", None) or internal.envGetEnvironmentImpl
-        tree = env_impl(self._env).getDbTree()
+        for, not the stored one (internal API)."""
+        tree = environment_impl(self._env).getDbTree()
         stored = {}
         for entry in tree.getDbNamesAndIds().entrySet():
             if str(entry.getValue()) in names:
@@ -171,3 +167,16 @@ class LocalAccess:
         page = self._bulk.scan(db, txn, self._maybe(position), self._maybe(resume_value), inclusive,
                                self._maybe(bound), reverse, records, max_bytes, keys_only)
         return unpack(page[0].data, page[0].offsets), unpack(page[1].data, page[1].offsets)
+
+
+def environment_impl(java_env):
+    """JE's internal ``EnvironmentImpl`` behind an ``Environment``: its accessor is named
+    differently in JE 3.3 (``envGetEnvironmentImpl``), 4 and 5 (``getEnvironmentImpl``) and 7+
+    (``getNonNullEnvImpl``)."""
+    import jpype
+
+    internal = jpype.JClass("com.sleepycat.je.DbInternal")
+    for accessor in ("getNonNullEnvImpl", "envGetEnvironmentImpl", "getEnvironmentImpl"):
+        if hasattr(internal, accessor):
+            return getattr(internal, accessor)(java_env)
+    raise AttributeError("this JE's DbInternal has no EnvironmentImpl accessor")

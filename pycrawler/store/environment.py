@@ -20,7 +20,7 @@ from pathlib import Path
 from .. import jvm
 from ..errors import BadInput, SetupError
 from . import je_choice, logfile
-from .access import LocalAccess
+from .access import LocalAccess, environment_impl
 from .environments import Environments
 from .java_errors import je_errors
 
@@ -99,7 +99,7 @@ class Environment(Environments):
         to show the store as it is, so a log ending before its last file does is an error.
         """
         end = _end_of_log(self._env)
-        if end is not None and end < (last_file, last_size):
+        if end < (last_file, last_size):
             self.close()
             raise BadInput(
                 f"{self.path} is damaged: its log ends at byte {end[1]} of {end[0]:08x}.jdb, but "
@@ -181,17 +181,10 @@ def _log_extent(path: Path) -> tuple[int, int] | None:
     return (int(files[-1].stem, 16), files[-1].stat().st_size) if files else None
 
 
-def _end_of_log(java_env) -> tuple[int, int] | None:
-    """(file number, offset) where JE's recovery found the end of the log; None when the
-    loaded JE does not expose it (the accessor of its internals changed names across releases)."""
-    import jpype
-
-    internal = jpype.JClass("com.sleepycat.je.DbInternal")
-    for accessor in ("envGetEnvironmentImpl", "getNonNullEnvImpl", "getEnvironmentImpl"):
-        if hasattr(internal, accessor):
-            lsn = int(getattr(internal, accessor)(java_env).getFileManager().getNextLsn())
-            return lsn >> 32, lsn & 0xFFFFFFFF
-    return None
+def _end_of_log(java_env) -> tuple[int, int]:
+    """(file number, offset) where JE's recovery found the end of the log."""
+    lsn = int(environment_impl(java_env).getFileManager().getNextLsn())
+    return lsn >> 32, lsn & 0xFFFFFFFF
 
 
 def _durability(name: str):

@@ -1,9 +1,9 @@
-"""Copy a JE environment into the other JE format: JE 3.3 (log version 6, Heritrix 1 and the
-book) to JE 7 (log version 15, Heritrix 3) or back.
+"""Copy a JE environment into another JE's format: JE 3.3 (log version 6, Heritrix 1 and the
+book), JE 7 (log version 15, Heritrix 3: the user's own ``je-7.*.jar``) or JE 18 (log version 17).
 
 Two JE releases cannot share one JVM (same class names), and JPype starts one JVM per
 process, so the copy runs as two child processes, each on its own JE: a *reader* on the
-source's JE opens the source read-only and writes every database as a DbDump section to its
+JE chosen for the source (:mod:`pycrawler.store.je_choice`) opens the source read-only and writes every database as a DbDump section to its
 standard output; a *writer* on the target JE reads those sections from its standard input
 and loads each into a new environment. DbDump text carries every key and value byte for
 byte, and each section's header the database's name and whether it has sorted duplicates
@@ -26,30 +26,36 @@ from pathlib import Path
 
 from .. import jvm
 from ..errors import BadInput, PycrawlerError, SetupError
-from . import gateway_address, logfile
+from ..je_releases import JeRelease
+from . import gateway_address, je_choice, logfile
 
-TARGETS = (3, 7)
+TARGETS = {3: "3.3.98", 7: None, 18: "18.3.12"}
+"""``--to`` and the known release that writes it (JE 7: none is served by Maven Central; the
+user names theirs, e.g. a Heritrix 3 ``lib/je-7.5.11.jar``)."""
 KEY_PREFIXING = "keyprefixing"   # a DbDump header field of our own: JE's DbLoad has no such option
 BATCH_RECORDS = 10_000
 
 
-def je_major_for(log_version: int) -> int:
-    """The JE release line that reads a log version: 3 for JE 3.3's logs (6 and older), else 7."""
-    return 3 if log_version <= 6 else 7
-
-
-def classpath_for(major: int, je7_jar: Path | None) -> str:
-    """``PYCRAWLER_CLASSPATH`` for a child on JE ``major``: the user's entries without any JE
-    (a folder holding a JE jar, such as a Heritrix 3 ``lib/``, gives its other jars one by one),
-    then JE 7's jar for 7 (JE 3.3 comes from the build's ``target/lib``)."""
-    kept = [path for path in jvm.user_entries() if jvm.je_jar_major(path) is None
-            and not (path.is_dir() and any(jvm.je_jar_major(jar) for jar in path.glob("*.jar")))]
-    if major == 7:
+def writer_je(to: int, je7_jar: Path | None) -> JeRelease:
+    """The JE that writes the copy for ``--to``."""
+    if to == 7:
         if je7_jar is None:
-            raise SetupError("a JE 7 environment needs JE 7's jar: pass --je7-jar PATH (a Heritrix 3 lib/ "
-                             "holds je-7.5.11.jar) or put it on PYCRAWLER_CLASSPATH")
-        kept.append(je7_jar)
-    return os.pathsep.join(map(str, kept))
+            raise SetupError("--to 7 needs JE 7's jar, which no Maven repository serves: pass --je7-jar PATH "
+                             "(a Heritrix 3 lib/ holds je-7.5.11.jar) or put it on PYCRAWLER_CLASSPATH")
+        return JeRelease.of_jar(je7_jar) or JeRelease("7", je7_jar)
+    release = next((je for je in jvm.known_jes() if je.version == TARGETS[to]), None)
+    if release is None:
+        raise SetupError(f"JE {TARGETS[to]} is not built here: run scripts/setup")
+    return release
+
+
+def classpath_for(je: JeRelease) -> str:
+    """``PYCRAWLER_CLASSPATH`` for a child on ``je``: the JE first, then the user's entries
+    without any JE (a folder holding a JE jar, such as a Heritrix 3 ``lib/``, gives its other
+    jars one by one)."""
+    kept = [path for path in jvm.user_entries() if JeRelease.of_jar(path) is None
+            and not (path.is_dir() and any(map(JeRelease.of_jar, path.glob("*.jar"))))]
+    return os.pathsep.join(map(str, [je.jar, *kept]))
 
 
 def find_je7_jar(given: str | Path | None) -> Path | None:
@@ -59,7 +65,8 @@ def find_je7_jar(given: str | Path | None) -> Path | None:
         if not path.is_file():
             raise BadInput(f"--je7-jar {given}: no such file")
         return path
-    return next((path for path in jvm.user_entries() if (jvm.je_jar_major(path) or 0) >= 7), None)
+    return next((path for path in jvm.user_entries() if (JeRelease.of_jar(path) or JeRelease("0.0", path)).line[0] == 7),
+                None)
 
 
 def migrate(source: str | Path, target: str | Path, to: int, *, je7_jar: str | Path | None = None) -> dict[str, int]:
@@ -69,24 +76,24 @@ def migrate(source: str | Path, target: str | Path, to: int, *, je7_jar: str | P
     served = gateway_address.is_address(str(source))
     source, target = str(source) if served else Path(source), Path(target)
     if to not in TARGETS:
-        raise BadInput(f"--to is 3 or 7, not {to}")
+        raise BadInput(f"--to is 3, 7 or 18, not {to}")
     if not served and (not source.is_dir() or not logfile.jdb_files(source)):
         raise BadInput(f"{source} is not a JE environment (no .jdb files)")
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise BadInput(f"{target} exists and is not empty: migrate writes a new environment")
-    jar = find_je7_jar(je7_jar)
+    writing_je = writer_je(to, find_je7_jar(je7_jar))
     if served:
         gateway_address.read(source)  # no token, no gateway: one line now rather than from the reader
         reading, reader_env = f"reading {source}", None
     else:
-        from_major = je_major_for(logfile.log_version(source))
-        reading, reader_env = f"reading {source} with JE {from_major}", _child_env(from_major, jar)
+        reading_je = je_choice.chosen_for(source)
+        reading, reader_env = f"reading {source} with {reading_je}", _child_env(reading_je)
     command = [sys.executable, "-m", __name__]
     reader = subprocess.Popen([*command, "read", str(source)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               env=reader_env)
     try:
         writer = subprocess.run([*command, "write", str(target)], stdin=reader.stdout, capture_output=True,
-                                env=_child_env(to, jar))
+                                env=_child_env(writing_je))
     finally:
         reader.stdout.close()
         read_errors = reader.stderr.read().decode("utf-8", "replace")
@@ -94,7 +101,7 @@ def migrate(source: str | Path, target: str | Path, to: int, *, je7_jar: str | P
     if reader.returncode != 0 or writer.returncode != 0:
         shutil.rmtree(target, ignore_errors=True)
         message = (read_errors if reader.returncode else writer.stderr.decode("utf-8", "replace")).strip()
-        side = reading if reader.returncode else f"writing {target} with JE {to}"
+        side = reading if reader.returncode else f"writing {target} with {writing_je}"
         raise PycrawlerError(f"migration failed {side}: {message.splitlines()[-1] if message else 'no message'}")
     counts = {}
     for line in writer.stdout.decode().splitlines():
@@ -103,8 +110,8 @@ def migrate(source: str | Path, target: str | Path, to: int, *, je7_jar: str | P
     return counts
 
 
-def _child_env(major: int, je7_jar: Path | None) -> dict[str, str]:
-    return os.environ | {"PYCRAWLER_CLASSPATH": classpath_for(major, je7_jar)}
+def _child_env(je: JeRelease) -> dict[str, str]:
+    return os.environ | {"PYCRAWLER_CLASSPATH": classpath_for(je)}
 
 
 # -- the two children -----------------------------------------------------------------------------

@@ -14,10 +14,10 @@ import traceback
 
 from ..errors import PycrawlerError
 from ..store import je_choice
-from . import cachesim, cluster, crawl, demo, fingerprint, frontier, heritrix, info, serve, store
+from . import cachesim, cluster, crawl, crawler4j, demo, fingerprint, frontier, heritrix, info, serve, store
 from .jsonl import utf8_stdout
 
-GROUPS = (info, demo, crawl, cluster, store, serve, fingerprint, frontier, heritrix, cachesim)
+GROUPS = (info, demo, crawl, cluster, store, serve, fingerprint, frontier, heritrix, crawler4j, cachesim)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -36,26 +36,23 @@ The target must be a new or empty folder: an import never mixes with other data.
 
 from __future__ import annotations
 
-import json
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..errors import BadInput, SetupError
+from ..crawl.imported import FETCHABLE_SCHEMES, build_state, require_empty_target, write_state_files
+from ..errors import SetupError
 from ..keys.heritrix_canon import canonicalize_many
 from ..keys.heritrix_fp import create_keys
-from ..progress import meter
 from ..records.crawl_url import encode_many
 from .export import DECODE_BATCH, pending_urls, value_decoder
 from .pending import KRYO_NEEDS, cap_queue, is_cap_key, parse_key
 from .state import HeritrixState
 
-SEEN_TABLES = ("drum", "bloom", "exact")
 SEEN_KEY = "heritrix"
 MANIFEST = "heritrix-import.json"
-FETCHABLE_SCHEMES = ("http://", "https://")
 
 
 def heritrix_keys(urls: list[str], *, canonical: bool = True) -> np.ndarray:
@@ -86,15 +83,10 @@ def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", 
     With ``recover_log`` (the journal file or the job's ``logs/`` folder) the pending URLs are
     read from the journal and placed by the keys (:mod:`.recovered`) instead of decoded.
     ``progress``: count the URLs and keys live on stderr (None: when it is a terminal)."""
-    from ..crawl.engine import SETTINGS_FILE
-    from ..seen.tables import SEEN_TABLE_PATHS
     from ..frontier.assignment import get_assignment
+    from ..seen.tables import SEEN_TABLE_PATHS
 
-    if seen_table not in SEEN_TABLES:
-        raise BadInput(f"the seen table must be one of {', '.join(SEEN_TABLES)}, not {seen_table!r}")
-    into = Path(into)
-    if into.exists() and (not into.is_dir() or any(into.iterdir())):
-        raise BadInput(f"{into} is not an empty folder: import into a new or empty folder")
+    into = require_empty_target(into, seen_table)
     recovered = journal_summary = None
     if recover_log is not None:
         from .recovered import recover_from_log
@@ -106,10 +98,12 @@ def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", 
     else:
         detected = detect_queue_policy(heritrix_class_keys(state))
     policy = get_assignment(queue_policy or detected)
-    into.mkdir(parents=True, exist_ok=True)
-    frontier, seen = _import(state, into, policy, seen_table, bloom_fpr, bloom_capacity, batch, recovered, progress)
+    frontier, seen = build_state(
+        into, assignment=policy, seen_key=SEEN_KEY, seen_table=seen_table,
+        restore=lambda target, advance: _import_pending(state, target, batch, recovered, advance),
+        seen_batches=lambda _: state.seen_keys(), seen_total=state.seen_count,
+        bloom_fpr=bloom_fpr, bloom_capacity=bloom_capacity, progress=progress)
     settings = {"seen": seen_table, "queue_policy": policy.name, "canon": "heritrix", "seen_key": SEEN_KEY}
-    (into / SETTINGS_FILE).write_text(json.dumps(settings, indent=1) + "\n")
     manifest = {
         "source": state.source,
         "checkpoint": state.checkpoint.name if state.checkpoint else None,
@@ -121,26 +115,8 @@ def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", 
     }
     if journal_summary is not None:
         manifest["recover_log"] = journal_summary
-    (into / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    write_state_files(into, settings, MANIFEST, manifest)
     return manifest
-
-
-def _import(state: HeritrixState, into: Path, policy, seen_table: str, bloom_fpr: float,
-            bloom_capacity: int | None, batch: int, recovered, progress: bool | None) -> tuple[dict[str, Any], int]:
-    from ..frontier.todo import JE_CONFIG
-    from ..frontier.workqueues import WorkQueueFrontier
-    from ..store import Environment
-
-    with Environment(into, create=True, durability="write_no_sync", config=JE_CONFIG) as env:
-        frontier = WorkQueueFrontier(env, None, create=True, assignment=policy, seen_key=SEEN_KEY)
-        try:
-            with meter("pending", unit="URLs", enabled=progress) as bar:
-                pending = _import_pending(state, frontier, batch, recovered, bar.update)
-        finally:
-            frontier.close()
-        with meter("seen", total=state.seen_count, unit="keys", enabled=progress) as bar:
-            seen = _import_seen(state, into, env, seen_table, bloom_fpr, bloom_capacity, bar.update)
-    return pending, seen
 
 
 def _import_pending(state: HeritrixState, frontier, batch: int, recovered, advance) -> dict[str, Any]:
@@ -181,31 +157,3 @@ def _import_pending(state: HeritrixState, frontier, batch: int, recovered, advan
         chunk = list(islice(rows, batch))
     return {"urls": urls, "queues": len(frontier.queues), "queue_policy": frontier.assignment.name,
             "rekeyed": rekeyed, "skipped": skipped, "last_heritrix_ordinal": last_ordinal}
-
-
-def _import_seen(state: HeritrixState, into: Path, env, seen_table: str, bloom_fpr: float,
-                 bloom_capacity: int | None, advance) -> int:
-    from ..seen.tables import SEEN_TABLE_PATHS
-
-    if seen_table == "bloom":
-        from ..crawl.engine import CrawlConfig
-        from ..seen.bloom import BloomFilter
-
-        # Room for the crawl that continues, not just for what Heritrix saw.
-        capacity = bloom_capacity or max(2 * state.seen_count(), CrawlConfig.bloom_capacity)
-        table = BloomFilter.create(into / SEEN_TABLE_PATHS["bloom"], capacity, bloom_fpr)
-    elif seen_table == "drum":
-        from ..seen.drum import DrumVisited
-
-        table = DrumVisited(into / SEEN_TABLE_PATHS["drum"])
-    else:
-        from ..seen.exact import ExactVisited
-
-        table = ExactVisited(env, SEEN_TABLE_PATHS["exact"], create=True)
-    count = 0
-    with table:
-        for keys in state.seen_keys():
-            table.add_batch(keys)
-            count += len(keys)
-            advance(len(keys))
-    return count

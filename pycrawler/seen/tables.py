@@ -24,16 +24,18 @@ SEEN_TABLE_PATHS = {"exact": "visited", "bloom": "visited.bloom", "drum": "drum"
 BLOOM_FPR = 0.001
 
 
-def open_visited(kind: str, env, state: Path, *, bloom_capacity: int, option: str = "--seen"):
+def open_visited(kind: str, env, state: Path, *, bloom_capacity: int, bloom_fpr: float = BLOOM_FPR,
+                 option: str = "--seen"):
     """The Visited table ``kind`` of the state folder ``state`` whose JE environment is ``env``,
-    made when absent; ``option`` names the setting in the error for an unknown ``kind``."""
+    made when absent (a Bloom filter for ``bloom_capacity`` keys at ``bloom_fpr``); ``option``
+    names the setting in the error for an unknown ``kind``."""
     if kind == "exact":
         from .exact import ExactVisited
         return ExactVisited(env, SEEN_TABLE_PATHS["exact"], create=True)
     if kind == "bloom":
         from .bloom import BloomFilter
         path = Path(state) / SEEN_TABLE_PATHS["bloom"]
-        return BloomFilter.open(path) if path.exists() else BloomFilter.create(path, bloom_capacity, BLOOM_FPR)
+        return BloomFilter.open(path) if path.exists() else BloomFilter.create(path, bloom_capacity, bloom_fpr)
     if kind == "drum":
         from .drum import DrumVisited
         return DrumVisited(Path(state) / SEEN_TABLE_PATHS["drum"])

@@ -1,0 +1,94 @@
+"""A crawl state made from another crawler's frontier and seen set, for ``pycrawler crawl`` to continue.
+
+Each importer of foreign state (:mod:`pycrawler.heritrix.migrate`, :mod:`pycrawler.crawler4j.migrate`)
+reads its crawler's store and hands over two streams; :func:`build_state` writes what every
+import leaves in the folder the same way:
+
+``DIR/*.jdb`` (one JE environment)
+    the work-queue frontier (:mod:`pycrawler.frontier.workqueues`), bound to a seen-key
+    scheme; the importer puts the pending URLs back at their places
+    (:meth:`~pycrawler.frontier.workqueues.WorkQueueFrontier.restore`).
+``DIR/drum/``, ``DIR/visited.bloom`` or the ``visited`` database
+    the seen table (:mod:`pycrawler.seen.tables`), filled with the importer's key batches.
+``DIR/crawl.json`` and the importer's manifest
+    the settings ``pycrawler crawl --state DIR`` resumes with, and the record of the import
+    (:func:`write_state_files`).
+
+The target must be a new or empty folder (:func:`require_empty_target`): an import never mixes
+with other data.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import BadInput
+from ..progress import meter
+
+SEEN_TABLES = ("drum", "bloom", "exact")
+FETCHABLE_SCHEMES = ("http://", "https://")
+"""What a crawl fetches: URLs of other schemes are left out of an import (and counted)."""
+
+
+def require_empty_target(into: Path | str, seen_table: str) -> Path:
+    """``into`` as a Path, when it is a new or empty folder and ``seen_table`` a known table."""
+    if seen_table not in SEEN_TABLES:
+        raise BadInput(f"the seen table must be one of {', '.join(SEEN_TABLES)}, not {seen_table!r}")
+    into = Path(into)
+    if into.exists() and (not into.is_dir() or any(into.iterdir())):
+        raise BadInput(f"{into} is not an empty folder: import into a new or empty folder")
+    return into
+
+
+def build_state(into: Path, *, assignment, seen_key: str, seen_table: str,
+                restore: Callable[[Any, Callable[[int], None]], dict[str, Any]],
+                seen_batches: Callable[[Any], Iterable[np.ndarray]], seen_total: Callable[[], int],
+                bloom_fpr: float, bloom_capacity: int | None, progress: bool | None) -> tuple[dict[str, Any], int]:
+    """Make the frontier and seen table of a crawl state in the empty folder ``into``.
+
+    ``restore(frontier, advance)`` puts the pending URLs into the new
+    :class:`~pycrawler.frontier.workqueues.WorkQueueFrontier` (queue ``assignment``, keys of
+    ``seen_key``), calling ``advance(n)`` as it goes, and returns its summary;
+    ``seen_batches(frontier)`` yields the seen keys (uint64 arrays of the frontier's scheme);
+    ``seen_total()`` counts them (for the progress bar and the Bloom filter's size: twice the
+    count, at least a crawl's default, unless ``bloom_capacity`` is given).
+    Returns (the restore's summary, the number of seen keys added)."""
+    from ..frontier.todo import JE_CONFIG
+    from ..frontier.workqueues import WorkQueueFrontier
+    from ..seen.tables import open_visited
+    from ..store import Environment
+    from .engine import CrawlConfig
+
+    into.mkdir(parents=True, exist_ok=True)
+    with Environment(into, create=True, durability="write_no_sync", config=JE_CONFIG) as env:
+        frontier = WorkQueueFrontier(env, None, create=True, assignment=assignment, seen_key=seen_key)
+        try:
+            with meter("pending", unit="URLs", enabled=progress) as bar:
+                pending = restore(frontier, bar.update)
+            if seen_table == "bloom" and bloom_capacity is None:
+                # Room for the crawl that continues, not just for what the other crawler saw.
+                bloom_capacity = max(2 * seen_total(), CrawlConfig.bloom_capacity)
+            table = open_visited(seen_table, env, into, bloom_capacity=bloom_capacity or CrawlConfig.bloom_capacity,
+                                 bloom_fpr=bloom_fpr)
+            seen = 0
+            with table, meter("seen", total=seen_total, unit="keys", enabled=progress) as bar:
+                for keys in seen_batches(frontier):
+                    table.add_batch(keys)
+                    seen += len(keys)
+                    bar.update(len(keys))
+        finally:
+            frontier.close()
+    return pending, seen
+
+
+def write_state_files(into: Path, settings: dict[str, Any], manifest_name: str, manifest: dict[str, Any]) -> None:
+    """Write the settings the crawl resumes with (``crawl.json``) and the import's manifest."""
+    from .engine import SETTINGS_FILE
+
+    (into / SETTINGS_FILE).write_text(json.dumps(settings, indent=1) + "\n")
+    (into / manifest_name).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")

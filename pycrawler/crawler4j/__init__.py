@@ -1,0 +1,12 @@
+"""crawler4j frontiers (``crawlStorageFolder/frontier/``), read without crawler4j's classes.
+
+:mod:`.records` decodes the records crawler4j writes (its ``WebURLTupleBinding``, the keys of
+its work queues, ``DocIDs`` and ``Statistics``); :mod:`.frontier` opens a frontier folder
+read-only and streams its pending URLs in crawl order; :mod:`.migrate` makes a pycrawler crawl
+state that continues the crawl. See docs/crawler4j.md.
+"""
+
+from .frontier import Crawler4jFrontier
+from .migrate import import_frontier
+
+__all__ = ["Crawler4jFrontier", "import_frontier"]

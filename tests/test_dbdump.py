@@ -1,4 +1,4 @@
-"""The DbDump text format, held against JE's own DbDump and DbLoad (3.3.98, or 7.5.11 in the JE 7 leg).
+"""The DbDump text format, held against JE's own DbDump and DbLoad (3.3.98, or 18.3.12 in the JE 18 leg).
 
 The Java tools run as subprocesses from the JE jar of the test run, so what is
 checked is interchange with the real programs: pycrawler's dump loads through Java's DbLoad

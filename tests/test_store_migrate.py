@@ -3,9 +3,9 @@
 Each side runs on its own JE in its own process (a child per JE), so these tests drive the
 command line: a real JE 7 store to JE 3.3 and back to a newer JE, the book's store written by the
 book's Java code, and a pycrawler crawl state that the newer JE then continues. The newer JE is
-JE 18 (Maven Central) and, when ``PYCRAWLER_JE7_JAR`` names it, Heritrix 3's own JE 7.5.11. "Equal" is checked the way a
-user would: ``store dump --format dbdump`` of every database, source against copy, each
-dumped by the JE that reads it; and the source is left byte-identical.
+JE 18 (Maven Central) and, when ``PYCRAWLER_JE7_JAR`` names it, Heritrix 3's own JE 7.5.11.
+"Equal" is checked the way a user would: ``store dump --format dbdump`` of every database,
+source against copy, each dumped by the JE that reads it; and the source is left byte-identical.
 """
 
 from __future__ import annotations

@@ -63,11 +63,12 @@ def _spread(counts) -> str:
 
 
 def run_inspect(args: argparse.Namespace) -> int:
-    from ..crawler4j.frontier import DOC_IDS, IN_PROCESS, PENDING, WRITER_OF
+    from ..crawler4j.frontier import DOC_IDS, IN_PROCESS, PENDING
+    from ..je_releases import writer_of
     from ..crawler4j.records import DEPTH_CAP
 
     with _open(args) as frontier:
-        writer = WRITER_OF.get(frontier.log_version, "a JE crawler4j did not ship")
+        writer = writer_of(frontier.log_version)
         mode = "resumable" if frontier.resumable else "not resumable"
         print(f"{frontier.path}: crawler4j frontier ({mode}), JE log version {frontier.log_version} "
               f"(written by {writer}), read with JE {frontier.env.je_version()}")

@@ -46,9 +46,6 @@ REQUIRED = (DOC_IDS, PENDING)
 QUEUES = (PENDING, IN_PROCESS)
 BATCH = 4096
 FRONTIER_FOLDER = "frontier"
-NEWEST_LOG_VERSION = max(logfile.MAX_LOG_VERSION.values())
-WRITER_OF = {7: "JE 4.0/4.1 (crawler4j 3.x)", 8: "JE 5.0 (crawler4j 4.x)"}
-"""The JE that writes a log version, as crawler4j releases shipped it, for ``inspect``."""
 
 
 class Crawler4jFrontier:
@@ -70,10 +67,6 @@ class Crawler4jFrontier:
         if home is None:
             raise BadInput(f"{path} is not a crawler4j frontier: it holds no JE log files (.jdb); give the crawl's "
                            f"crawlStorageFolder/{FRONTIER_FOLDER} folder")
-        version = logfile.log_version(home)
-        if version > NEWEST_LOG_VERSION:
-            raise BadInput(f"{home} has JE log version {version}, newer than any JE reads (up to "
-                           f"{NEWEST_LOG_VERSION}): not a store crawler4j wrote")
         frontier = cls(home, store.open(home, read_only=True))
         names = frontier.database_names()
         if not all(name in names for name in REQUIRED):

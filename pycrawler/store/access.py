@@ -62,6 +62,10 @@ class LocalAccess:
         self._bulk = jpype.JClass("org.pycrawler.bridge.Bulk")
         self._entry = jpype.JClass("com.sleepycat.je.DatabaseEntry")
         self._SUCCESS = jpype.JClass("com.sleepycat.je.OperationStatus").SUCCESS
+        from .. import jvm
+
+        # JE 4.0's own count() misses records its cursors see (Bulk.countByWalk).
+        self._count_by_walk = jvm.loaded_je().line == (4, 0)
         self._bytes = jpype.JArray(jpype.JByte)
         self._ints = jpype.JArray(jpype.JInt)
         self._booleans = jpype.JArray(jpype.JBoolean)
@@ -105,7 +109,7 @@ class LocalAccess:
         db.close()
 
     def count(self, db) -> int:
-        return int(db.count())
+        return int(self._bulk.countByWalk(db) if self._count_by_walk else db.count())
 
     # -- transactions ----------------------------------------------------------------------
     def begin(self):

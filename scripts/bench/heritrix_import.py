@@ -16,8 +16,9 @@ way ``pycrawler heritrix import STATE --recover-log logs/ --into DIR`` does:
   two parts: one rotated at a checkpoint, then the current file;
 - URLs: ``http://hostQ.example/dirD/pageI.html`` over ``--queues`` hosts.
 
-JE 7 is loaded from ``--je-jar`` (default ../shared/deps/je-7.5.11/je-7.5.11.jar; a Heritrix 3
-``lib/`` works too): generation and import run in this one process. Timed: the journal replay
+The JE is ``--je-jar`` (default JE 18.3.12 from target/je/, which writes a log as new as
+Heritrix 3's; a Heritrix 3 ``lib/`` or its ``je-7.5.11.jar`` works too): generation and import
+run in this one process. Timed: the journal replay
 on its own, then the whole import (replay again, pairing with the keys, restoring the pending
 URLs, the seen keys into DRUM), in wall seconds, and the import's CPU seconds (all threads of
 the process, the JVM's included). The last line is ``key=value`` figures.
@@ -100,7 +101,7 @@ def main() -> None:
     parser.add_argument("--queues", type=int, default=10_000, help="hosts (Heritrix queues)")
     parser.add_argument("--lag", type=int, default=10_000, help="journal lines between a URL's F+ and its Fs")
     parser.add_argument("--out", type=Path, default=ROOT / "bench-output" / "heritrix-import")
-    parser.add_argument("--je-jar", default=str(ROOT.parent / "shared" / "deps" / "je-7.5.11" / "je-7.5.11.jar"))
+    parser.add_argument("--je-jar", default=str(ROOT / "target" / "je" / "je-18.3.12.jar"))
     parser.add_argument("--keep", action="store_true", help="reuse a state and journal generated before")
     args = parser.parse_args()
     os.environ["PYCRAWLER_CLASSPATH"] = args.je_jar

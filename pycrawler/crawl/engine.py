@@ -79,6 +79,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import jvm
+from ..atomic_write import write_atomically
 from ..cluster.protocol import Link, LinkExchange
 from ..errors import BadInput, PycrawlerError
 from ..fetch import ALLOWED, FetchConfig, Fetcher, RobotsCache
@@ -319,7 +320,7 @@ class Crawler:
             chosen[name] = value if value is not None else stored.get(name, SETTING_DEFAULTS.get(name))
         chosen["canon"] = get_seen_key_scheme(chosen["seen_key"]).canonicalizer_for(chosen["canon"])
         self.config = dataclasses.replace(self.config, **chosen)
-        path.write_text(json.dumps(chosen | {"seeds": self.seeds}, indent=1) + "\n")
+        write_atomically(path, json.dumps(chosen | {"seeds": self.seeds}, indent=1) + "\n")
 
     def _open(self) -> None:
         config = self.config

@@ -15,11 +15,12 @@ import errno
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..atomic_write import sync_directory
 from ..errors import DiskFull, PycrawlerError
 from ..fetch.client import FetchResult
 from ..parse.links import Outlink
 from .crawllog import CrawlLog
-from .durable import cut_torn_line, sync_directory
+from .durable import cut_torn_line
 from .trace import TraceWriter
 from .warc import WarcWriter, repair_open_files
 

@@ -45,10 +45,11 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from .. import __version__
+from ..atomic_write import sync_directory
 from ..fetch.client import FetchResult
 from ..parse.links import Outlink
 from .digest import payload_digest
-from .durable import sync_directory, sync_file
+from .durable import sync_file
 
 DEFAULT_MAX_SIZE = 1_000_000_000  # Heritrix's default WARC size
 OPEN_SUFFIX = ".open"

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from ..atomic_write import write_atomically
 from ..errors import BadInput, SetupError
 from ..keys.heritrix_canon import canonicalize_many
 from ..keys.heritrix_fp import create_keys
@@ -109,7 +110,7 @@ def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", 
     into.mkdir(parents=True, exist_ok=True)
     frontier, seen = _import(state, into, policy, seen_table, bloom_fpr, bloom_capacity, batch, recovered, progress)
     settings = {"seen": seen_table, "queue_policy": policy.name, "canon": "heritrix", "seen_key": SEEN_KEY}
-    (into / SETTINGS_FILE).write_text(json.dumps(settings, indent=1) + "\n")
+    write_atomically(into / SETTINGS_FILE, json.dumps(settings, indent=1) + "\n")
     manifest = {
         "source": state.source,
         "checkpoint": state.checkpoint.name if state.checkpoint else None,
@@ -121,7 +122,7 @@ def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", 
     }
     if journal_summary is not None:
         manifest["recover_log"] = journal_summary
-    (into / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    write_atomically(into / MANIFEST, json.dumps(manifest, indent=2) + "\n")
     return manifest
 
 

@@ -33,10 +33,11 @@ class OutputFailed(PycrawlerError):
 
 class CrawlOutputs:
     """crawl.log at ``log_path``, WARC files in ``warc_dir`` and the trace at ``trace_path``
-    (each optional but the log); ``fsync``: :meth:`flush` reaches the disk."""
+    (each optional but the log); ``fsync``: :meth:`flush` reaches the disk; ``progress``: a meter
+    while the WARC files a kill left ``.open`` are repaired."""
 
     def __init__(self, log_path: Path, warc_dir: Path | None = None, trace_path: Path | None = None, *,
-                 fsync: bool = False):
+                 fsync: bool = False, progress: bool | None = None):
         self.repairs: list[str] = []
         self._error: PycrawlerError | None = None
         with self._writing():
@@ -44,7 +45,7 @@ class CrawlOutputs:
                 if path is not None and (cut := cut_torn_line(path)):
                     self.repairs.append(f"{path.name}: cut a torn last line of {cut:,} bytes")
             if warc_dir is not None and warc_dir.is_dir():
-                self.repairs += [repair.line() for repair in repair_open_files(warc_dir)]
+                self.repairs += [repair.line() for repair in repair_open_files(warc_dir, progress=progress)]
             self.log = CrawlLog(log_path, fsync=fsync)
             self.warc = WarcWriter(warc_dir, fsync=fsync) if warc_dir is not None else None
             self.trace = TraceWriter(trace_path, fsync=fsync) if trace_path is not None else None

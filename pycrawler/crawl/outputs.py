@@ -11,20 +11,17 @@ behind a hole, and the engine commits nothing more.
 from __future__ import annotations
 
 import contextlib
-import errno
 from collections.abc import Iterable
 from pathlib import Path
 
 from ..atomic_write import sync_directory
-from ..errors import DiskFull, PycrawlerError
+from ..errors import DISK_FULL_ERRNOS, DiskFull, PycrawlerError
 from ..fetch.client import FetchResult
 from ..parse.links import Outlink
 from .crawllog import CrawlLog
 from .durable import cut_torn_line
 from .trace import TraceWriter
 from .warc import WarcWriter, repair_open_files
-
-_DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
 class OutputFailed(PycrawlerError):
@@ -61,7 +58,7 @@ class CrawlOutputs:
             yield
         except OSError as exc:
             where = f" ({exc.filename})" if exc.filename else ""
-            if exc.errno in _DISK_FULL:
+            if exc.errno in DISK_FULL_ERRNOS:
                 self._error = DiskFull(f"the disk is full{where}: the crawl stopped; what it counts as fetched is "
                                        "in its outputs; free some space, then run the same command to resume")
             else:

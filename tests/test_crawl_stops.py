@@ -228,11 +228,21 @@ def assert_one_line_stop(crawl_or_result, err: str, signum: int, phase: str) -> 
                     "run the same command to resume")
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_signal_during_the_repair_of_a_large_warc_stops_with_one_line_and_resumes(site, tmp_path, signum):
-    root, reachable = site
+@pytest.fixture(params=[signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def signum(request) -> int:
+    return request.param
+
+
+@pytest.fixture
+def warc_crawl(tmp_path):
+    """The state folder, WARC folder and options of a crawl that writes WARC files."""
     state, warcs = tmp_path / "state", tmp_path / "warcs"
-    options = ("--delay", "0", "--warc", str(warcs))
+    return state, warcs, ("--delay", "0", "--warc", str(warcs))
+
+
+def test_a_signal_during_the_repair_of_a_large_warc_stops_with_one_line_and_resumes(site, warc_crawl, signum):
+    root, reachable = site
+    state, warcs, options = warc_crawl
     with CountingServer(root) as base:
         first = run_crawl(base + "index.html", state, *options, "--max-pages", "10")
         assert first.returncode == 0, first.stderr
@@ -264,11 +274,9 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_signal_during_close_lets_the_close_finish_then_stops_with_one_line(site, tmp_path, signum):
+def test_a_signal_during_close_lets_the_close_finish_then_stops_with_one_line(site, warc_crawl, signum):
     root, reachable = site
-    state, warcs = tmp_path / "state", tmp_path / "warcs"
-    options = ("--delay", "0", "--warc", str(warcs))
+    state, warcs, options = warc_crawl
     with CountingServer(root) as base:
         command = crawl_command(base + "index.html", state, *options, "--max-pages", "30")
         closing = subprocess.run([sys.executable, "-c", SIGNALLED_IN_CLOSE, *command[3:]], cwd=ROOT,

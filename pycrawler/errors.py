@@ -4,6 +4,11 @@ Library code raises these (never a bare Java exception) so that a caller can cat
 one family, and so the CLI never shows a stack trace for a user's mistake.
 """
 
+import errno
+
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+"""The errnos of a write refused for space: a full filesystem, or the user's quota spent."""
+
 
 class PycrawlerError(Exception):
     """Something the user can fix; the message says what, and ideally how."""
@@ -34,3 +39,12 @@ class DiskFull(PycrawlerError):
     space, then rerun the same command (exit 75, sysexits' EX_TEMPFAIL: try again later)."""
 
     exit_code = 75
+
+
+def as_disk_full(exc: BaseException) -> DiskFull | None:
+    """The :class:`DiskFull` for an ``OSError`` of a full disk, else None. Known by its errno,
+    never its text, which is in the process's locale."""
+    if not isinstance(exc, OSError) or exc.errno not in DISK_FULL_ERRNOS:
+        return None
+    where = f" ({exc.filename})" if exc.filename else ""
+    return DiskFull(f"the disk is full{where}: free some space, then rerun the same command")

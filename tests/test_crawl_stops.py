@@ -1,4 +1,5 @@
-"""The ways a crawl stops other than finishing: SIGTERM (once, then twice) and a full disk.
+"""The ways a crawl stops other than finishing: SIGTERM (once, then twice; during start-up and
+close too) and a full disk.
 
 Each stops with what it counts as fetched in its outputs and a clear word, and the same
 command then finishes the crawl with crawl.log and the WARC files complete against the site.
@@ -8,10 +9,13 @@ The disk tests mount a small tmpfs (root only; elsewhere they skip, but fail und
 from __future__ import annotations
 
 import collections
+import contextlib
+import io
 import os
 import random
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -183,3 +187,103 @@ def test_a_crawl_refuses_to_start_below_the_threshold(site, small_filesystem):
     assert refused.returncode == 75
     (line,) = refused.stderr.splitlines()
     assert "MB free on the filesystem of" in line and "--min-free 16 MB" in line
+
+
+# -- a signal during start-up or close ---------------------------------------------------------------
+
+def write_open_warc(path, megabytes: int) -> None:
+    """A large ``.open`` WARC file as a kill -9 leaves it: whole records, then a torn one."""
+    from warcio.warcwriter import WARCWriter
+
+    member = io.BytesIO()
+    writer = WARCWriter(member, gzip=True)
+    writer.write_record(writer.create_warc_record("http://127.0.0.1/big", "resource",
+                                                  payload=io.BytesIO(random.randbytes(1 << 20)),
+                                                  warc_content_type="application/octet-stream"))
+    with open(path, "wb") as out:
+        for _ in range(megabytes):
+            out.write(member.getvalue())
+        out.write(member.getvalue()[:1000])
+
+
+def wait_until_open(crawl: subprocess.Popen, path, timeout: float = 60) -> None:
+    """Until the crawl process has ``path`` open (its start-up is reading it)."""
+    fds = f"/proc/{crawl.pid}/fd"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and crawl.poll() is None:
+        with contextlib.suppress(OSError):
+            if any(os.readlink(f"{fds}/{fd}") == str(path) for fd in os.listdir(fds)):
+                return
+        time.sleep(0.005)
+    raise AssertionError("the crawl never opened the .open WARC file")
+
+
+def assert_one_line_stop(crawl_or_result, err: str, signum: int, phase: str) -> None:
+    assert crawl_or_result.returncode == 128 + signum, err
+    (line,) = err.splitlines()
+    assert line == (f"pycrawler: stopped by {signal.Signals(signum).name} during {phase}: "
+                    f"{'nothing is lost' if phase == 'start-up' else 'the crawl closed cleanly'}; "
+                    "run the same command to resume")
+
+
+@pytest.fixture(params=[signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def signum(request) -> int:
+    return request.param
+
+
+@pytest.fixture
+def warc_crawl(tmp_path):
+    """The state folder, WARC folder and options of a crawl that writes WARC files."""
+    state, warcs = tmp_path / "state", tmp_path / "warcs"
+    return state, warcs, ("--delay", "0", "--warc", str(warcs))
+
+
+def test_a_signal_during_the_repair_of_a_large_warc_stops_with_one_line_and_resumes(site, warc_crawl, signum):
+    root, reachable = site
+    state, warcs, options = warc_crawl
+    with CountingServer(root) as base:
+        first = run_crawl(base + "index.html", state, *options, "--max-pages", "10")
+        assert first.returncode == 0, first.stderr
+        left = warcs / "pycrawler-20260101000000000-00009-1.warc.gz.open"
+        write_open_warc(left, 400)
+        crawl = subprocess.Popen(crawl_command(base + "index.html", state, *options), cwd=ROOT,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_until_open(crawl, left)
+        crawl.send_signal(signum)
+        out, err = crawl.communicate(timeout=60)
+        assert_one_line_stop(crawl, err, signum, "start-up")
+        assert left.exists()  # not repaired yet: the next run does it
+        done = run_crawl(base + "index.html", state, *options)
+    assert done.returncode == 0, done.stderr
+    assert left.name.removesuffix(".open") + ": kept 400 records, cut 1,000 bytes" in done.stdout
+    assert_outputs_complete(state, warcs, base, reachable)
+
+
+SIGNALLED_IN_CLOSE = """
+import os, sys
+from pycrawler.crawl.engine import Crawler
+close_stores = Crawler._close_stores
+def signalled_while_closing(self):
+    os.kill(os.getpid(), int(os.environ["CLOSE_SIGNAL"]))
+    close_stores(self)
+Crawler._close_stores = signalled_while_closing
+from pycrawler.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_signal_during_close_lets_the_close_finish_then_stops_with_one_line(site, warc_crawl, signum):
+    root, reachable = site
+    state, warcs, options = warc_crawl
+    with CountingServer(root) as base:
+        command = crawl_command(base + "index.html", state, *options, "--max-pages", "30")
+        closing = subprocess.run([sys.executable, "-c", SIGNALLED_IN_CLOSE, *command[3:]], cwd=ROOT,
+                                 capture_output=True, text=True, timeout=60,
+                                 env=os.environ | {"PYTHONPATH": str(ROOT), "CLOSE_SIGNAL": str(int(signum))})
+        assert_one_line_stop(closing, closing.stderr, signum, "close")
+        assert "URLs pending" in closing.stdout  # the summary of what it did, as after any stop
+        assert not list(warcs.glob("*.open"))
+        done = run_crawl(base + "index.html", state, *options)
+    assert done.returncode == 0, done.stderr
+    assert "repaired" not in done.stdout  # the close had finished: nothing left to mend
+    assert_outputs_complete(state, warcs, base, reachable)

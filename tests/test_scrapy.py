@@ -143,7 +143,7 @@ def test_kill_9_three_times_then_the_same_command_finishes_the_crawl(tmp_path):
 @pytest.mark.parametrize("seen, kept_in", [(None, "visited.bloom"), ("exact", "00000000.jdb")])
 def test_the_duplicate_filter_alone_under_scrapys_scheduler_keeps_its_seen_set(site, tmp_path, seen, kept_in):
     root, truth = site
-    settings = {"DUPEFILTER_CLASS": "pycrawler.scrapy.DupeFilter", "PYCRAWLER_STATE": str(tmp_path / "seen")}
+    settings = dupefilter_settings(tmp_path)
     if seen:
         settings["PYCRAWLER_SEEN"] = seen
     server = CountingServer(root)
@@ -158,6 +158,61 @@ def test_the_duplicate_filter_alone_under_scrapys_scheduler_keeps_its_seen_set(s
     assert sum(server.page_counts().values()) == len(truth) + 1 + 2   # d0/missing.html once
     assert "'dupefilter/filtered'" in first.stderr and "'downloader/request_count': 1," in again.stderr
     assert (tmp_path / "seen" / kept_in).exists()
+
+
+def dupefilter_settings(tmp_path: Path, **more) -> dict:
+    return {"DUPEFILTER_CLASS": "pycrawler.scrapy.DupeFilter", "PYCRAWLER_STATE": str(tmp_path / "seen"),
+            "JOBDIR": str(tmp_path / "job"), **more}
+
+
+def one_refusal(done: subprocess.CompletedProcess) -> str:
+    """The one error line of a spider that refused to start, closed with reason pycrawler_error."""
+    errors = [line for line in done.stderr.splitlines() if "] ERROR: " in line]
+    assert len(errors) == 1, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and "'finish_reason': 'pycrawler_error'" in done.stderr
+    return errors[0]
+
+
+def test_the_duplicate_filter_alone_refuses_a_scheduler_that_keeps_no_queue(site, tmp_path):
+    root, _ = site
+    settings = dupefilter_settings(tmp_path)
+    del settings["JOBDIR"]
+    server = CountingServer(root)
+    with server as base:
+        refused = subprocess.run(scrapy_command(base + "index.html", settings), cwd=ROOT, capture_output=True,
+                                 text=True, timeout=60)
+    assert "DupeFilter keeps its seen set across runs, and Scrapy's scheduler keeps its queue only with JOBDIR" \
+        in one_refusal(refused)
+    assert sum(server.page_counts().values()) == 0
+
+
+def test_after_a_kill_the_duplicate_filter_alone_refuses_rather_than_lose_the_queue(tmp_path):
+    """Scrapy's scheduler with JOBDIR, killed mid-crawl: its disk queue does not survive the kill,
+    the seen set does; resumed, the links to every page seen but not fetched would be filtered."""
+    root = tmp_path / "site"
+    truth = write_site(root, 1500)
+    settings = dupefilter_settings(tmp_path)
+    server = CountingServer(root)
+    with server as base:
+        crawl = subprocess.Popen(scrapy_command(base + "index.html", settings), cwd=ROOT,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while sum(server.page_counts().values()) < 150:
+            assert crawl.poll() is None and time.monotonic() < deadline, "the crawl ended before it was killed"
+            time.sleep(0.01)
+        crawl.send_signal(signal.SIGKILL)
+        crawl.wait()
+        fetched = sum(server.page_counts().values())
+        assert fetched < len(truth)
+        refused = subprocess.run(scrapy_command(base + "index.html", settings), cwd=ROOT, capture_output=True,
+                                 text=True, timeout=60)
+        assert "the last crawl with this seen set did not close (killed or crashed)" in one_refusal(refused)
+        assert sum(server.page_counts().values()) == fetched  # nothing fetched, nothing marked seen
+        # A clean run from a new state folder and job folder covers the site.
+        server.counts.clear()
+        done = run_scrapy(base + "index.html", dupefilter_settings(tmp_path / "again"))
+    fetched_once_each(server.page_counts(), truth, start_twice=True)
+    assert "'finish_reason': 'finished'" in done.stderr
 
 
 def test_a_request_with_a_lambda_callback_gets_one_clear_error(site, tmp_path):

@@ -12,7 +12,7 @@ import argparse
 import sys
 import traceback
 
-from ..errors import PycrawlerError
+from ..errors import PycrawlerError, as_disk_full
 from ..store import je_choice
 from . import cachesim, cluster, crawl, crawler4j, demo, fingerprint, frontier, heritrix, info, serve, store
 from .jsonl import utf8_stdout
@@ -63,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the contract is one line, not a trace
         if args.debug:
             traceback.print_exc()
+        if full := as_disk_full(exc):  # a write outside the paths that say so themselves
+            print(f"pycrawler: {full}", file=sys.stderr)
+            return full.exit_code
         line = _java_exception_line(exc) or f"{type(exc).__name__}: {exc}"
         print(f"pycrawler: internal error: {line} (rerun with --debug for the trace)", file=sys.stderr)
         return 1

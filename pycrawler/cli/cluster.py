@@ -8,6 +8,7 @@ import socket
 import uuid
 from pathlib import Path
 
+from ..atomic_write import write_atomically
 from ..errors import BadInput
 
 WORKER_FILE = "cluster.json"
@@ -43,7 +44,7 @@ def worker_id(state: Path, given: str | None) -> str:
         raise BadInput(f"{state} belongs to worker {stored!r}; rejoin with that --worker or use another --state")
     chosen = given or stored or f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}"
     state.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"worker": chosen}) + "\n")
+    write_atomically(path, json.dumps({"worker": chosen}) + "\n")
     return chosen
 
 

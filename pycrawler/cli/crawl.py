@@ -10,6 +10,7 @@ from pathlib import Path
 from ..crawl.diskspace import DEFAULT_MIN_FREE_MB
 from ..crawl.engine import CrawlConfig, Crawler, parse_delay
 from ..crawl.scope import SCOPES, server
+from ..crawl.stop_signals import StopSignals
 from ..errors import BadInput, PycrawlerError
 from ..jvm import CRAWL_JVM
 from ..progress import add_option as add_progress_option
@@ -117,21 +118,22 @@ def run_crawl(args: argparse.Namespace) -> int:
     for name, value in CRAWL_JVM.items():
         os.environ.setdefault(name, value)
     config = config_from(args)
-    exchange = join(args, [s.strip() for s in args.seeds if s.strip()])
-    try:
-        summary = _crawl(Crawler(config, exchange), args.state)
-    finally:
-        if exchange is not None:
-            exchange.close()
+    with StopSignals() as signals:  # joining a cluster is start-up too
+        exchange = join(args, [s.strip() for s in args.seeds if s.strip()])
+        try:
+            summary = _crawl(Crawler(config, exchange), args.state, signals)
+        finally:
+            if exchange is not None:
+                exchange.close()
     _print_summary(summary, args.state)
     if summary.signal is not None:
         return 128 + summary.signal
     return 130 if summary.interrupted else 0
 
 
-def _crawl(crawler: Crawler, state: Path):
+def _crawl(crawler: Crawler, state: Path, signals: StopSignals):
     try:
-        return crawler.run()
+        return crawler.run(signals)
     except PycrawlerError:
         if crawler.summary.seconds:  # it crawled before it stopped: say what it did, then why
             _print_summary(crawler.summary, state)

@@ -21,6 +21,7 @@ import sys
 from itertools import islice
 from pathlib import Path
 
+from ..atomic_write import replacing
 from ..errors import BadInput
 from ..progress import add_option as add_progress_option
 from ..progress import meter
@@ -194,21 +195,9 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def _write_binary(path: str, write) -> int:
-    """Run ``write(stream)`` into ``path`` through ``path.part``, renamed when whole."""
-    target = Path(path)
-    partial = target.with_name(target.name + ".part")
-    try:
-        stream = open(partial, "wb")
-    except OSError as exc:
-        raise BadInput(f"cannot write {target}: {exc.strerror}") from None
-    try:
-        with stream:
-            count = write(stream)
-        partial.replace(target)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    return count
+    """Run ``write(stream)`` into ``path``, which appears only whole (:func:`replacing`)."""
+    with replacing(path, binary=True) as stream:
+        return write(stream)
 
 
 MISMATCHES_SHOWN = 20

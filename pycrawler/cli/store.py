@@ -14,12 +14,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sys
 from collections.abc import Iterable, Iterator
 from itertools import islice
-from pathlib import Path
 
+from ..atomic_write import replacing
 from ..errors import BadInput, PycrawlerError
 from ..progress import add_option as add_progress_option
 from ..progress import meter
@@ -107,25 +106,14 @@ def _chunks(items: Iterable, size: int) -> Iterator[list]:
 
 @contextlib.contextmanager
 def _output(path: str | None):
-    """Standard output, or ``path`` written through ``path.part`` and renamed when complete,
-    so a failed dump never leaves a file that looks whole."""
+    """Standard output, or ``path`` replaced only when complete (:func:`replacing`), so a
+    failed dump never leaves a file that looks whole."""
     if path is None or path == "-":
         yield sys.stdout
         sys.stdout.flush()
         return
-    target = Path(path)
-    partial = target.with_name(target.name + ".part")
-    try:
-        stream = open(partial, "w", encoding="utf-8", newline="\n")
-    except OSError as exc:
-        raise BadInput(f"cannot write {target}: {exc.strerror}") from None
-    try:
-        with stream as out:
-            yield out
-        os.replace(partial, target)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
+    with replacing(path) as out:
+        yield out
 
 
 def _serial_decoder(env):

@@ -25,15 +25,6 @@ def sync_file(file, fsync: bool) -> None:
         os.fsync(file.fileno())
 
 
-def sync_directory(path: str | Path) -> None:
-    """fsync a folder, so that a file created or renamed in it survives a power loss."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def cut_torn_line(path: str | Path) -> int:
     """Cut ``path`` back to its last complete line (ending in ``\\n``); returns the bytes cut.
 

@@ -45,7 +45,8 @@ Stopping: :meth:`Crawler.stop` (SIGINT or SIGTERM in :meth:`Crawler.run`) stops 
 lets the fetches in flight finish for :attr:`CrawlConfig.grace` seconds, cancels the rest
 (they stay in the frontier and are handed out again by the next run), flushes and closes
 every store; a second signal cancels the fetches in flight at once (:meth:`Crawler.stop_now`)
-and still flushes what finished. Free space under the state and output folders below
+and still flushes what finished. A signal during start-up or close stops the run too
+(:mod:`.stop_signals`): start-up unwinds at once, a close finishes first. Free space under the state and output folders below
 :attr:`CrawlConfig.min_free_mb` stops the crawl the same graceful way, and :meth:`Crawler.run`
 then raises :class:`~pycrawler.errors.DiskFull`; a failed write (the disk full after all, an
 I/O error) or a failed JE commit stops it at once, commits nothing more, and is raised.
@@ -71,7 +72,6 @@ import collections
 import contextlib
 import dataclasses
 import json
-import signal
 import sys
 import time
 from pathlib import Path
@@ -79,6 +79,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import jvm
+from ..atomic_write import write_atomically
 from ..cluster.protocol import Link, LinkExchange
 from ..errors import BadInput, PycrawlerError
 from ..fetch import ALLOWED, FetchConfig, Fetcher, RobotsCache
@@ -100,6 +101,7 @@ from .outputs import CrawlOutputs
 from .pages import LinkPolicy, PagePool, PageResult
 from .progress import Progress
 from .scope import Scope, server
+from .stop_signals import CLOSING, Interrupted, StopSignals
 
 MAX_TRAILING_REDIRECTS = 5
 """Redirects (HTTP or meta refresh) followed in a row before the chain is dropped (RFC 9309's 5 hops)."""
@@ -115,9 +117,6 @@ SETTING_DEFAULTS = {"seen": "exact", "queue_policy": "host", "seen_key": "md5"}
 RECEIVE_INTERVAL = 0.1
 """Seconds between two reads of the URLs other workers sent (a cluster worker)."""
 RECEIVE_BATCH = 5000
-
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-"""Signals that stop a crawl gracefully (a second one: at once); the CLI exits 128 + signal."""
 
 TRANSIENT_STATUSES = frozenset({fetch_status.CONNECT_FAILED, fetch_status.CONNECT_LOST, fetch_status.TIMEOUT,
                                 fetch_status.ROBOTS_PREREQUISITE_FAILURE, 408, 429, 500, 502, 503, 504})
@@ -319,7 +318,7 @@ class Crawler:
             chosen[name] = value if value is not None else stored.get(name, SETTING_DEFAULTS.get(name))
         chosen["canon"] = get_seen_key_scheme(chosen["seen_key"]).canonicalizer_for(chosen["canon"])
         self.config = dataclasses.replace(self.config, **chosen)
-        path.write_text(json.dumps(chosen | {"seeds": self.seeds}, indent=1) + "\n")
+        write_atomically(path, json.dumps(chosen | {"seeds": self.seeds}, indent=1) + "\n")
 
     def _open(self) -> None:
         config = self.config
@@ -335,6 +334,8 @@ class Crawler:
         self.disk = DiskSpaceMonitor(written, config.min_free_mb)
         if shortage := self.disk.shortage():  # before JE opens: JE 7 would refuse first, in its own words
             raise shortage
+        jvm.start()
+        self._signals.claim()
         policy = config.queue_policy
         if policy == "bkdr":  # one site spread over enough queues to keep every slot busy
             policy = f"bkdr:{4 * config.concurrency}"
@@ -360,7 +361,8 @@ class Crawler:
             raise
         self._records_before = self.fetched.count()
         try:
-            self.outputs = CrawlOutputs(state / CRAWL_LOG, config.warc, config.trace, fsync=config.fsync)
+            self.outputs = CrawlOutputs(state / CRAWL_LOG, config.warc, config.trace, fsync=config.fsync,
+                                        progress=config.progress)
         except BaseException:
             self._close_stores()
             raise
@@ -405,20 +407,28 @@ class Crawler:
         self.env.close()
 
     # -- running ----------------------------------------------------------------------------------
-    def run(self) -> CrawlSummary:
+    def run(self, signals: StopSignals | None = None) -> CrawlSummary:
         """Crawl until the frontier is empty, ``max_pages`` is reached or a signal; then close.
 
-        Raises what stopped the crawl otherwise (:class:`~pycrawler.errors.DiskFull`, a failed
-        write or commit), after closing; :attr:`summary` still tells what the run did."""
-        self._open()
-        started = time.perf_counter()
-        try:
-            asyncio.run(self._crawl())
-        finally:
-            self.summary.seconds = time.perf_counter() - started
-            self._close()
+        ``signals``: the caller's :class:`StopSignals`, already entered, when its own start-up
+        is to be covered too (the CLI's joining of a cluster). Raises what stopped the crawl
+        otherwise (:class:`~pycrawler.errors.DiskFull`, a failed write or commit,
+        :class:`Interrupted` for a signal during start-up or close), after closing;
+        :attr:`summary` still tells what the run did."""
+        with contextlib.ExitStack() as stack:
+            self._signals = signals or stack.enter_context(StopSignals())
+            self._open()
+            started = time.perf_counter()
+            try:
+                asyncio.run(self._crawl())
+            finally:
+                self._signals.closing()
+                self.summary.seconds = time.perf_counter() - started
+                self._close()
         if self._failure is not None or self._stop_reason is not None:
             raise self._failure or self._stop_reason
+        if self.summary.signal is None and self._signals.caught is not None:
+            raise Interrupted(self._signals.caught, CLOSING)
         return self.summary
 
     def stop(self) -> None:
@@ -456,11 +466,7 @@ class Crawler:
         loop = asyncio.get_running_loop()
         self._wakeup, self._flush_due = asyncio.Event(), asyncio.Event()
         self._free_workers = list(range(config.concurrency, 0, -1))
-        for signum in STOP_SIGNALS:
-            try:
-                loop.add_signal_handler(signum, self._on_signal, signum)
-            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
-                pass
+        self._signals.running(loop, self._on_signal)
         policy = LinkPolicy(self.scope, config.max_depth, self.path_rule, config.embeds,
                             outlinks=bool(config.warc or config.trace))
         self.pages = PagePool(policy, config.parse_workers)
@@ -487,11 +493,7 @@ class Crawler:
                     flusher.cancel()
                     self._flush()
         finally:
-            for signum in STOP_SIGNALS:
-                try:
-                    loop.remove_signal_handler(signum)
-                except (NotImplementedError, RuntimeError, ValueError):
-                    pass
+            self._signals.closing()
             self.pages.close()
             self.progress.close()
 

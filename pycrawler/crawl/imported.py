@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ..atomic_write import write_atomically
 from ..errors import BadInput
 from ..progress import meter
 
@@ -90,5 +91,5 @@ def write_state_files(into: Path, settings: dict[str, Any], manifest_name: str, 
     """Write the settings the crawl resumes with (``crawl.json``) and the import's manifest."""
     from .engine import SETTINGS_FILE
 
-    (into / SETTINGS_FILE).write_text(json.dumps(settings, indent=1) + "\n")
-    (into / manifest_name).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    write_atomically(into / SETTINGS_FILE, json.dumps(settings, indent=1) + "\n")
+    write_atomically(into / manifest_name, json.dumps(manifest, indent=2) + "\n")

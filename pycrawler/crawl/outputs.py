@@ -11,19 +11,17 @@ behind a hole, and the engine commits nothing more.
 from __future__ import annotations
 
 import contextlib
-import errno
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..errors import DiskFull, PycrawlerError
+from ..atomic_write import sync_directory
+from ..errors import DISK_FULL_ERRNOS, DiskFull, PycrawlerError
 from ..fetch.client import FetchResult
 from ..parse.links import Outlink
 from .crawllog import CrawlLog
-from .durable import cut_torn_line, sync_directory
+from .durable import cut_torn_line
 from .trace import TraceWriter
 from .warc import WarcWriter, repair_open_files
-
-_DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
 class OutputFailed(PycrawlerError):
@@ -32,10 +30,11 @@ class OutputFailed(PycrawlerError):
 
 class CrawlOutputs:
     """crawl.log at ``log_path``, WARC files in ``warc_dir`` and the trace at ``trace_path``
-    (each optional but the log); ``fsync``: :meth:`flush` reaches the disk."""
+    (each optional but the log); ``fsync``: :meth:`flush` reaches the disk; ``progress``: a meter
+    while the WARC files a kill left ``.open`` are repaired."""
 
     def __init__(self, log_path: Path, warc_dir: Path | None = None, trace_path: Path | None = None, *,
-                 fsync: bool = False):
+                 fsync: bool = False, progress: bool | None = None):
         self.repairs: list[str] = []
         self._error: PycrawlerError | None = None
         with self._writing():
@@ -43,7 +42,7 @@ class CrawlOutputs:
                 if path is not None and (cut := cut_torn_line(path)):
                     self.repairs.append(f"{path.name}: cut a torn last line of {cut:,} bytes")
             if warc_dir is not None and warc_dir.is_dir():
-                self.repairs += [repair.line() for repair in repair_open_files(warc_dir)]
+                self.repairs += [repair.line() for repair in repair_open_files(warc_dir, progress=progress)]
             self.log = CrawlLog(log_path, fsync=fsync)
             self.warc = WarcWriter(warc_dir, fsync=fsync) if warc_dir is not None else None
             self.trace = TraceWriter(trace_path, fsync=fsync) if trace_path is not None else None
@@ -59,7 +58,7 @@ class CrawlOutputs:
             yield
         except OSError as exc:
             where = f" ({exc.filename})" if exc.filename else ""
-            if exc.errno in _DISK_FULL:
+            if exc.errno in DISK_FULL_ERRNOS:
                 self._error = DiskFull(f"the disk is full{where}: the crawl stopped; what it counts as fetched is "
                                        "in its outputs; free some space, then run the same command to resume")
             else:

@@ -35,7 +35,7 @@ import io
 import os
 import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -45,10 +45,12 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from .. import __version__
+from ..atomic_write import sync_directory
 from ..fetch.client import FetchResult
 from ..parse.links import Outlink
+from ..progress import meter
 from .digest import payload_digest
-from .durable import sync_directory, sync_file
+from .durable import sync_file
 
 DEFAULT_MAX_SIZE = 1_000_000_000  # Heritrix's default WARC size
 OPEN_SUFFIX = ".open"
@@ -294,14 +296,17 @@ def _digest_matches(digest: str, block: bytes) -> bool:
     return base64.b32encode(hashlib.sha1(block).digest()).decode() == value.strip().upper()
 
 
-def repair(path: str | Path) -> Repair:
+def repair(path: str | Path, on_read: Callable[[int], object] | None = None) -> Repair:
     """Cut a WARC file back to its last complete record (see :func:`complete_records`).
 
-    A ``.open`` file then takes its final name; one with no complete record is deleted."""
+    A ``.open`` file then takes its final name; one with no complete record is deleted.
+    ``on_read(n)`` is told of each ``n`` bytes of whole records read (a progress meter)."""
     path = Path(path)
     end, records = 0, 0
-    for _, end in complete_records(path):
+    for start, end in complete_records(path):
         records += 1
+        if on_read is not None:
+            on_read(end - start)
     size = path.stat().st_size
     with open(path, "r+b") as file:
         if end < size:
@@ -317,14 +322,22 @@ def repair(path: str | Path) -> Repair:
     return Repair(final, records, size - end)
 
 
-def repair_open_files(directory: str | Path, prefix: str = "pycrawler") -> list[Repair]:
-    """Repair every ``PREFIX-*.open`` WARC file in ``directory`` that no live writer holds."""
+def repair_open_files(directory: str | Path, prefix: str = "pycrawler", *,
+                      progress: bool | None = None) -> list[Repair]:
+    """Repair every ``PREFIX-*.open`` WARC file in ``directory`` that no live writer holds,
+    with a meter of the bytes read (``progress``: see :func:`pycrawler.progress.wanted`):
+    a file left by a kill can hold a gigabyte, read whole."""
     repairs = []
-    for path in sorted(Path(directory).glob(f"{prefix}-*.warc*{OPEN_SUFFIX}")):
-        with open(path, "rb") as probe:
-            try:
-                fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue  # another crawl is writing it
-            repairs.append(repair(path))
+    paths = sorted(Path(directory).glob(f"{prefix}-*.warc*{OPEN_SUFFIX}"))
+    if not paths:
+        return repairs
+    with meter("repairing .open WARC files", total=sum(p.stat().st_size for p in paths), unit="B",
+               unit_scale=True, enabled=progress) as bar:
+        for path in paths:
+            with open(path, "rb") as probe:
+                try:
+                    fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # another crawl is writing it
+                repairs.append(repair(path, bar.update))
     return repairs

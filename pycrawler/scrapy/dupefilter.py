@@ -16,6 +16,15 @@ Scrapy asks ``request_seen`` once per request and needs the answer at once:
   batches of ``PYCRAWLER_BATCH``; a kill -9 forgets the unwritten batch, which can make those
   requests be fetched again, never lost.
 - ``drum`` answers in batches only and is refused here (use :class:`~.scheduler.Scheduler`).
+
+A seen set kept across runs is only safe beside a queue kept across runs: a request the filter
+has passed is marked seen, and if the scheduler's queue then goes while it waits, no later run
+fetches it (every link to it is filtered, silently and for ever). Scrapy's scheduler keeps its
+queue only with ``JOBDIR``, and only through a clean close (its disk queues write their state
+at close). So the filter refuses to start without ``JOBDIR``, and refuses a state folder whose
+last crawl did not close (a kill, a crash, a second Ctrl-C): it marks the folder
+(:data:`UNCLOSED_MARK`) while it is open. :class:`~.scheduler.Scheduler` keeps both, durably,
+and resumes after any stop.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import logging
 
 from scrapy.dupefilters import BaseDupeFilter
 
+from ..atomic_write import write_atomically
 from ..errors import BadInput, PycrawlerError
 from ..seen.tables import open_visited
 from .fingerprints import seen_keys
@@ -33,6 +43,9 @@ from .settings import PycrawlerSettings, refuse_to_start, small_jvm
 logger = logging.getLogger(__name__)
 
 TABLES = ("bloom", "exact")
+UNCLOSED_MARK = "dupefilter.open"
+"""In the state folder while a crawl has the filter open: found at open, the last crawl did not close."""
+KEEPS_BOTH = 'SCHEDULER = "pycrawler.scrapy.Scheduler", which keeps its queue and seen set through any stop'
 
 
 class DupeFilter(BaseDupeFilter):
@@ -67,8 +80,16 @@ class DupeFilter(BaseDupeFilter):
         if settings.seen not in TABLES:
             raise BadInput(f"pycrawler.scrapy.DupeFilter answers per request: PYCRAWLER_SEEN must be "
                            f"{' or '.join(TABLES)}, not {settings.seen!r}")
+        if not self.crawler.settings.get("JOBDIR"):
+            raise BadInput("pycrawler.scrapy.DupeFilter keeps its seen set across runs, and Scrapy's scheduler keeps "
+                           "its queue only with JOBDIR: without it, the requests seen but not fetched when this crawl "
+                           f"stops would be filtered for ever by the next one; set JOBDIR, or use {KEEPS_BOTH}")
         self.settings = settings
         state = settings.state
+        if (state / UNCLOSED_MARK).exists():
+            raise BadInput(f"{state}: the last crawl with this seen set did not close (killed or crashed), so Scrapy's "
+                           "JOBDIR queue lost what it held, and those requests would be filtered for ever; start "
+                           f"again with a new PYCRAWLER_STATE and JOBDIR, or use {KEEPS_BOTH}")
         state.mkdir(parents=True, exist_ok=True)
         if settings.seen == "exact":
             from ..frontier.todo import JE_CONFIG
@@ -79,6 +100,8 @@ class DupeFilter(BaseDupeFilter):
                                    cache_size=settings.je_cache_mb << 20, config=JE_CONFIG)
         self.table = open_visited(settings.seen, self.env, state, bloom_capacity=settings.bloom_capacity,
                                   option="PYCRAWLER_SEEN")
+        write_atomically(state / UNCLOSED_MARK, "a crawl has this seen set open; pycrawler.scrapy.DupeFilter "
+                                                "removes this file when it closes\n")
 
     def request_seen(self, request) -> bool:
         if self.table is None:   # refused to start (see open)
@@ -105,6 +128,7 @@ class DupeFilter(BaseDupeFilter):
         try:
             self._write()
             self.table.close()
+            (self.settings.state / UNCLOSED_MARK).unlink(missing_ok=True)
         finally:
             if self.env is not None:
                 self.env.close()

@@ -45,6 +45,7 @@ import logging
 import os
 from pathlib import Path
 
+from ..atomic_write import write_atomically
 from ..errors import BadInput, PycrawlerError
 
 KEPT = ("seen", "queue_policy")
@@ -105,7 +106,7 @@ class PycrawlerSettings:
                                    f"with the same setting (got {mine[name]!r}) or use another PYCRAWLER_STATE")
         else:
             self.state.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(mine, indent=1) + "\n")
+            write_atomically(path, json.dumps(mine, indent=1) + "\n")
 
     def url_cache(self):
         """A new URL cache as ``PYCRAWLER_URL_CACHE`` names it (:mod:`pycrawler.seen.cache`), or None."""

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..atomic_write import write_atomically
 from ..errors import BadInput
 from ..keys.urls import utf16_units
 
@@ -85,7 +86,7 @@ class SimpleBloomFilter:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the bits (format in the module docstring)."""
-        Path(path).write_bytes(self._bits.tobytes())
+        write_atomically(path, self._bits.tobytes())
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "SimpleBloomFilter":

@@ -16,6 +16,7 @@ import re
 import stat
 from pathlib import Path
 
+from ..atomic_write import write_atomically
 from ..errors import BadInput, SetupError
 
 SCHEME = "py4j://"
@@ -64,11 +65,7 @@ def write(address: str, facts: dict) -> Path:
     """Write ``facts`` (with the token) for ``address``, readable by this user only."""
     path = token_file(address)
     _private_dir()
-    partial = path.with_name(f".{path.name}.{os.getpid()}")
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as out:
-        json.dump(facts, out)
-    os.replace(partial, path)
+    write_atomically(path, json.dumps(facts), private=True)
     return path
 
 

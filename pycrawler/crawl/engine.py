@@ -334,13 +334,12 @@ class Crawler:
         self.disk = DiskSpaceMonitor(written, config.min_free_mb)
         if shortage := self.disk.shortage():  # before JE opens: JE 7 would refuse first, in its own words
             raise shortage
-        jvm.start()
+        je_choice.start_for(state)  # on the JE that reads the state (a new one: the JE of new stores)
         self._signals.claim()
         policy = config.queue_policy
         if policy == "bkdr":  # one site spread over enough queues to keep every slot busy
             policy = f"bkdr:{4 * config.concurrency}"
         # JE 7's own free-space floor sits below the crawl's, so the crawl's stop comes first.
-        je_choice.start_for(state)
         je_config = JE_CONFIG | {"je.freeDisk": str(config.min_free_mb << 19)} if jvm.je_major() >= 7 else JE_CONFIG
         self.env = Environment(state, create=True, durability="write_no_sync", cache_size=config.je_cache_mb << 20,
                                config=je_config)

@@ -1,7 +1,10 @@
 """Translate JE's Java exceptions into pycrawler's one-line errors.
 
 JE 3.3 throws a checked ``DatabaseException`` for nearly everything, so the message text
-is what tells a locked environment from a corrupt log; JE 7 has subclasses for these.
+is what tells a locked environment from a corrupt log; JE 7 has subclasses for these. A store
+whose databases use the writing program's own classes (a B-tree comparator: JE loads it to
+open the store) fails deep in JE's recovery; the missing class, found among the causes, is
+what the user needs to hear of.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import re
 from ..errors import BadInput, DiskFull, PycrawlerError, SetupError, StoreLocked
 
 _LOG_VERSION = re.compile(r"Expected log version (\d+) or earlier but found (\d+)")
+_MISSING_CLASS = ("java.lang.ClassNotFoundException", "java.lang.NoClassDefFoundError")
 
 
 def _message(exc) -> str:
@@ -21,22 +25,42 @@ def _message(exc) -> str:
     return " ".join(msg.split())
 
 
-def _messages(exc) -> list[str]:
-    """The messages of ``exc`` and of its causes: JE wraps a failed write's IOException (its
-    RunRecoveryException says only "IOE during write")."""
-    texts = []
+def _causes(exc) -> list:
+    """``exc`` and its causes: JE wraps a failed write's IOException (its RunRecoveryException
+    says only "IOE during write"), and a missing class in two EnvironmentFailureExceptions."""
+    chain = []
     for _ in range(8):  # a cause chain is short; the bound guards against a cycle
         if exc is None:
             break
-        texts.append(str(exc.getMessage() or ""))
+        chain.append(exc)
         exc = exc.getCause()
-    return texts
+    return chain
 
 
-def translate(exc, where: str) -> PycrawlerError:
-    """The pycrawler error for a JE exception raised while working on ``where``."""
+def _messages(exc) -> list[str]:
+    return [str(cause.getMessage() or "") for cause in _causes(exc)]
+
+
+def _missing_class(exc) -> str | None:
+    """The name of the class whose absence caused ``exc``, if one did."""
+    for cause in _causes(exc):
+        if str(cause.getClass().getName()) in _MISSING_CLASS:
+            return str(cause.getMessage() or "?").replace("/", ".")
+    return None
+
+
+def translate(exc, where: str, renames: dict[str, str] | None = None) -> PycrawlerError:
+    """The pycrawler error for a JE exception raised while working on ``where``; ``renames``:
+    paths JE's message may name -> the path to name instead (a read-only view's folder -> the
+    store's own)."""
     cls = str(exc.getClass().getName())
     msg = _message(exc)
+    for shown, meant in (renames or {}).items():
+        msg = msg.replace(shown, meant)
+    if missing := _missing_class(exc):
+        return SetupError(
+            f"{where} needs the class {missing} of the program that wrote it (JE loads such classes, a "
+            "B-tree comparator say, to open the store): put that program's jar on PYCRAWLER_CLASSPATH")
     if m := _LOG_VERSION.search(msg):
         return SetupError(
             f"{where} has JE log version {m.group(2)}, newer than the loaded JE reads ({m.group(1)}): "
@@ -53,11 +77,12 @@ def translate(exc, where: str) -> PycrawlerError:
 
 
 @contextlib.contextmanager
-def je_errors(where: str):
-    """Run a block, turning any Java exception into the matching pycrawler error."""
+def je_errors(where: str, renames: dict[str, str] | None = None):
+    """Run a block, turning any Java exception into the matching pycrawler error (``renames``:
+    as :func:`translate` takes them)."""
     import jpype
 
     try:
         yield
     except jpype.JException as exc:
-        raise translate(exc, where) from exc
+        raise translate(exc, where, renames) from exc

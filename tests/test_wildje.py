@@ -169,13 +169,15 @@ def test_store_lists_and_dumps_as_jes_own_dbdump_and_keeps_every_byte(name, tmp_
         assert cannot_open is None and names
         commands = [["store", "ls", str(store)]]
         for i, database in enumerate(names):
-            commands += [["store", "dump", str(store), "--db", database, "--format", "dbdump", "-o", f"{out}/{i}.bytevalue"],
-                         ["store", "dump", str(store), "--db", database, "--format", "dbdump", "-p", "-o", f"{out}/{i}.print"],
-                         ["store", "dump", str(store), "--db", database, "--format", "jsonl", "-o", f"{out}/{i}.jsonl"]]
+            dump = ["store", "dump", str(store), "--db", database]
+            commands += [[*dump, "--format", "dbdump", "-o", f"{out}/{i}.bytevalue"],
+                         [*dump, "--format", "dbdump", "-p", "-o", f"{out}/{i}.print"],
+                         [*dump, "--format", "jsonl", "-o", f"{out}/{i}.jsonl"]]
         ls, *dumps = run_cli(jar, commands)
         assert ls["exit"] == 0, ls["stderr"]
         heading, _columns, *rows = ls["stdout"].splitlines()
-        assert heading == f"{store}: JE log version {log_version(source)}, {len(names)} database{'s' * (len(names) != 1)}"
+        plural = "s" * (len(names) != 1)
+        assert heading == f"{store}: JE log version {log_version(source)}, {len(names)} database{plural}"
         assert [re.fullmatch(r" *\d+  (.*)", row).group(1) for row in rows] == names
         for i, database in enumerate(names):
             bytevalue, printable, jsonl = dumps[3 * i:3 * i + 3]

@@ -169,10 +169,59 @@ def test_dump_without_the_class_catalog_says_why_values_cannot_be_decoded(tmp_pa
     assert rows["http://whole/"]["value"] is None  # b"p" is TC_NULL: Java's null, a real value
     for url in ("http://a/", "http://例子.测试/书"):
         assert "value" not in rows[url]
-        assert "whose class descriptor is in a class catalog (java_class_catalog or classCatalog) " \
+        assert "whose class descriptor is in a class catalog (a StoredClassCatalog database) " \
                "this environment does not have" in rows[url]["value_error"]
     note = done.stderr.splitlines()
     assert len(note) == 1 and note[0].startswith("pycrawler: note: ") and "class catalog" in note[0]
+
+
+def test_dump_writes_a_cyclic_object_graph_with_references_for_its_back_edges(tmp_path):
+    import jpype
+
+    with Environment(tmp_path / "env", create=True) as env:
+        jpype.JClass("org.pycrawler.bridge.fixtures.SerialFixtures").writeFixtures(env.java, "classes", "fixtures")
+    done = pycrawler("store", "dump", tmp_path / "env", "--db", "fixtures")
+    assert done.returncode == 0, done.stderr
+    cycle = next(row["value"] for row in map(json.loads, done.stdout.splitlines()) if row["key"] == "cycle")
+    # a.next is b, b.next is a; a.self is a; a.selfList holds itself and b; a.selfMap maps "me" to itself.
+    assert (cycle["name"], cycle["next"]["name"], cycle["next"]["next"]) == ("a", "b", {"$ref": "#/value"})
+    assert cycle["self"] == {"$ref": "#/value"}
+    assert cycle["selfList"][0] == {"$ref": "#/value/selfList"}
+    assert cycle["selfList"][1]["next"] == {"$ref": "#/value"}
+    assert cycle["selfMap"]["me"] == {"$ref": "#/value/selfMap"}
+
+
+def test_dump_finds_a_class_catalog_of_any_name_or_takes_the_one_named(tmp_path):
+    from pycrawler.store.catalog import ClassCatalog
+    from pycrawler.store.serial import SerialEncoder, java_class
+
+    page = java_class("Page", 1, [("url", "java.lang.String")])
+    with Environment(tmp_path / "env", create=True) as env:
+        encoder = SerialEncoder(ClassCatalog(env.open_database("classDb", create=True)))
+        env.open_database("pages", create=True).put(b"k", encoder.encode_object(page, {"url": "http://a/"}))
+    for catalog in ((), ("--catalog", "classDb")):
+        done = pycrawler("store", "dump", tmp_path / "env", "--db", "pages", *catalog)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["value"] == {"@class": "Page", "url": "http://a/"}
+    assert_one_line_error(pycrawler("store", "dump", tmp_path / "env", "--db", "pages", "--catalog", "pages"), 2,
+                          "database 'pages' is not a class catalog")
+    assert_one_line_error(pycrawler("store", "dump", tmp_path / "env", "--db", "pages", "--catalog", "none"), 2,
+                          "none")
+
+
+def test_dump_reads_four_and_eight_bytes_that_are_not_text_as_integers_and_text_as_text(tmp_path):
+    """crawler4j writes document IDs with DataOutput.writeInt (00 00 00 01), JE's IntegerBinding
+    flips the sign bit (80 00 00 02); "re..." starts like a class descriptor (0x72) but is text."""
+    values = {b"a": b"\x00\x00\x00\x01", b"b": b"\x80\x00\x00\x02", b"c": b"\x7f\xff\xff\xfd", b"d": b"abcd",
+              b"e": b"\x00\x00\x00\x00\x00\x00\x01-", b"f": b"redirect_http://a/", b"g": b"\x00\x01\x02"}
+    with Environment(tmp_path / "env", create=True) as env:
+        env.open_database("ids", create=True).put_many(list(values), list(values.values()))
+    done = pycrawler("store", "dump", tmp_path / "env", "--db", "ids")
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [row["value"] for row in rows] == [1, 2, -3, "abcd", 301, "redirect_http://a/", "\x00\x01\x02"]
+    assert [bytes.fromhex(row["value_hex"]) for row in rows] == list(values.values())
+    assert done.stderr == ""
 
 
 def test_dump_then_load_carries_records_unchanged_in_both_formats(store, tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import jpype
 
 from pycrawler import jvm
-from pycrawler.errors import DiskFull, PycrawlerError
+from pycrawler.errors import DiskFull, PycrawlerError, SetupError
 from pycrawler.store.java_errors import translate
 
 
@@ -27,3 +27,22 @@ def test_a_write_that_failed_for_space_is_a_full_disk_even_when_jes_wrapper_does
 def test_a_failed_write_for_another_reason_is_not_a_full_disk():
     error = translate(java_exception("IOE during write", java_exception("Input/output error")), "state")
     assert type(error) is PycrawlerError and "IOE during write" in str(error)
+
+
+def test_a_class_of_the_writing_program_that_is_missing_is_named_with_the_fix():
+    # HypergraphDB's store: JE 5 loads each database's comparator during recovery.
+    jvm.start()
+    missing = jpype.JClass("java.lang.ClassNotFoundException")("org.hypergraphdb.StringComparator")
+    wrapped = java_exception("(JE 5.0.73) /tmp/view-1 last LSN=0x0/0x4545d LOG_INTEGRITY: Log information is "
+                             "incorrect", java_exception("Exception while trying to load Btree", missing))
+    error = translate(wrapped, "db/mainDB", renames={"/tmp/view-1": "db/mainDB"})
+    assert isinstance(error, SetupError) and error.exit_code == 3
+    assert str(error) == ("db/mainDB needs the class org.hypergraphdb.StringComparator of the program that wrote it "
+                          "(JE loads such classes, a B-tree comparator say, to open the store): put that program's "
+                          "jar on PYCRAWLER_CLASSPATH")
+
+
+def test_a_message_names_the_store_not_the_folder_je_was_given():
+    error = translate(java_exception("(JE 5.0.73) /tmp/view-1 last LSN=0x0/0x1 checksum failed"), "db/main",
+                      renames={"/tmp/view-1": "db/main"})
+    assert str(error) == "db/main is damaged: db/main last LSN=0x0/0x1 checksum failed"

@@ -19,10 +19,10 @@ import pytest
 
 from pycrawler.errors import BadInput
 from pycrawler.store import Environment
-from pycrawler.store.catalog import ClassCatalog, next_class_id
+from pycrawler.store.catalog import ClassCatalog, NoCatalog, next_class_id
 from pycrawler.store.serial import (
-    DATE_CLASS, STRING_ARRAY_CLASS, TIMESTAMP_CLASS, BlockData, JavaObject, JavaTimestamp, SerialDecoder,
-    NOT_SERIAL, SerialEncoder, catalog_decoder, decode_stream, descriptor_bytes, java_class,
+    DATE_CLASS, STRING_ARRAY_CLASS, TIMESTAMP_CLASS, BlockData, CatalogMissing, JavaObject, JavaTimestamp,
+    SerialDecoder, NOT_SERIAL, SerialEncoder, catalog_decoder, decode_stream, descriptor_bytes, java_class,
 )
 
 FIXTURES = "org.pycrawler.bridge.fixtures."
@@ -353,6 +353,39 @@ def test_the_guessing_form_says_not_serial_instead_of_raising(java_store):
     assert decoder(b"\x74\x00\x02hi") == "hi"
     for not_serial in (b"", b"hi\x00", b"p\x00", b"\x00\x00\x00\x01"):  # e.g. tuple-bound strings, ints
         assert decoder(not_serial) is decoder.NOT_SERIAL is NOT_SERIAL
+
+
+def test_without_a_catalog_only_bytes_whose_whole_structure_reads_are_called_serialized():
+    """0x72 (``r``) is TC_CLASSDESC: text beginning "re" (seen in a real store) starts like a
+    class descriptor, but its structure fails further on, so it is not serial-bound."""
+    decoder = SerialDecoder(NoCatalog())
+    true_of_class_01 = bytes.fromhex("73720101787001")  # a Boolean, its class ID 01 in a catalog not here
+    with pytest.raises(CatalogMissing, match="class ID 01"):
+        decoder.decode(true_of_class_01)
+    for text in (b"redirect_http://news.163.com/", b"re", b"sr\x01\x01", "re文本".encode()):
+        assert decoder(text) is NOT_SERIAL
+        with pytest.raises(BadInput) as raised:
+            decoder.decode(text)
+        assert not isinstance(raised.value, CatalogMissing)
+    assert decoder(b"\x74\x00\x02re") == "re"  # a serial-bound String needs no catalog
+
+
+def test_a_class_catalog_is_found_by_its_content_whatever_its_name(env):
+    page = java_class("Page", 1, [("url", "java.lang.String")])
+    encoder = SerialEncoder(ClassCatalog(env.open_database("db_catalog.db", create=True)))
+    value = encoder.encode_object(page, {"url": "http://a/"})
+    env.open_database("counts", create=True).put_many([b"\x00", b"\x01\x01"], [b"\x05", b"not a descriptor"])
+    assert ClassCatalog.find(env).db.name == "db_catalog.db"
+    assert catalog_decoder(env).decode(value) == {"@class": "Page", "url": "http://a/"}
+    assert catalog_decoder(env, "db_catalog.db").decode(value)["url"] == "http://a/"
+    with pytest.raises(BadInput, match="'counts' is not a class catalog"):
+        catalog_decoder(env, "counts")
+
+
+def test_an_environment_without_a_catalog_has_none_whatever_its_databases_hold(env):
+    env.open_database("counts", create=True).put_many([b"\x00", b"\x01\x01"], [b"\x05", b"not a descriptor"])
+    env.open_database("empty", create=True)
+    assert ClassCatalog.find(env) is None and catalog_decoder(env) is None
 
 
 def test_rarer_jdk_classes_get_their_python_shape(java_store):

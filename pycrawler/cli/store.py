@@ -49,8 +49,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     dump.add_argument("--key", metavar="BINDING", default=AUTO,
                       help="how jsonl decodes keys: a binding name (bytes, string, long, int, ...) or "
                            "auto (default: through the class catalog when the store has one and the "
-                           "bytes are serial-bound, else bytes)")
+                           "bytes are serial-bound; else 4 or 8 bytes that are not text as an integer; "
+                           "else UTF-8 text)")
     dump.add_argument("--value", metavar="BINDING", default=AUTO, help="how jsonl decodes values (as --key)")
+    dump.add_argument("--catalog", metavar="DB",
+                      help="the class catalog database that auto decodes serial-bound bytes through (default: "
+                           "the store's, found by its name or its content)")
     dump.add_argument("-p", "--printable", action="store_true",
                       help="dbdump in the 'print' format (printable bytes as themselves) instead of hex")
     dump.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
@@ -116,14 +120,15 @@ def _output(path: str | None):
         yield out
 
 
-def _serial_decoder(env):
-    """A decoder of ``SerialBinding`` bytes through the store's class catalog
-    (``java_class_catalog`` or ``classCatalog``); without one, a decoder of the values that
-    need no catalog (strings, nulls), which says why it cannot decode the others."""
+def _serial_decoder(env, catalog: str | None):
+    """A decoder of ``SerialBinding`` bytes through the class catalog in the database
+    ``catalog``, or the store's own (found by its name or its content); without one, a
+    decoder of the values that need no catalog (strings, nulls), which says why it cannot
+    decode the others."""
     from ..store import serial
     from ..store.catalog import NoCatalog
 
-    return serial.catalog_decoder(env) or serial.SerialDecoder(NoCatalog())
+    return serial.catalog_decoder(env, catalog) or serial.SerialDecoder(NoCatalog())
 
 
 class _Undecodable(Exception):
@@ -139,10 +144,10 @@ def _text(data: bytes) -> str:
 
 def _decoder(name: str, serial_decoder):
     """bytes -> JSON-ready value for the binding ``name`` (``auto``: serial-bound, or a whole
-    Java serialization stream, else UTF-8 text); raises _Undecodable, with the reason, for
-    bytes it cannot show as a value."""
+    Java serialization stream; else 4 or 8 bytes that are not text as an integer; else UTF-8
+    text); raises _Undecodable, with the reason, for bytes it cannot show as a value."""
     from ..store import serial
-    from ..store.catalog import CatalogMissing
+    from ..store.bindings import fixed_width_integer
 
     if name != AUTO:
         from ..store.bindings import get_binding
@@ -159,9 +164,12 @@ def _decoder(name: str, serial_decoder):
             if data[:4] == serial.STREAM_HEADER:  # a whole ObjectOutputStream: its classes inline
                 return serial.decode_stream(data)
             return serial_decoder.decode(data)
-        except CatalogMissing as exc:
+        except serial.CatalogMissing as exc:
             raise _Undecodable(str(exc)) from None
         except BadInput as not_serial:
+            number = fixed_width_integer(data)
+            if number is not None:
+                return number
             try:
                 return _text(data)
             except _Undecodable as exc:
@@ -187,8 +195,8 @@ def _decode_into(record: dict, field: str, decode, data: bytes, where: str) -> s
 def run_dump(args: argparse.Namespace) -> int:
     from .. import store
 
-    if args.format == "dbdump" and (args.key != AUTO or args.value != AUTO):
-        raise BadInput("--key and --value choose how jsonl decodes records; a dbdump holds the raw bytes")
+    if args.format == "dbdump" and (args.key != AUTO or args.value != AUTO or args.catalog):
+        raise BadInput("--key, --value and --catalog choose how jsonl decodes records; a dbdump holds the raw bytes")
     if args.format == "jsonl" and args.printable:
         raise BadInput("--printable chooses dbdump's print format; it does not apply to jsonl")
     with store.open(args.dir, read_only=True) as env:
@@ -213,7 +221,7 @@ def _dump_dbdump(db, args: argparse.Namespace, bar) -> None:
 
 
 def _dump_jsonl(env, db, args: argparse.Namespace, bar) -> None:
-    serial_decoder = _serial_decoder(env) if AUTO in (args.key, args.value) else None
+    serial_decoder = _serial_decoder(env, args.catalog) if AUTO in (args.key, args.value) or args.catalog else None
     decode_key = _decoder(args.key, serial_decoder)
     decode_value = _decoder(args.value, serial_decoder)
     where = f"{args.dir} database {args.db!r}"

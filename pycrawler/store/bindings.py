@@ -11,7 +11,9 @@ Decoding is strict where Java is lenient: an entry must be exactly one value, si
 ``LongBinding`` entry with 16 bytes is more likely another format than a long (Java would
 read the first 8 bytes and ignore the rest).
 
-Other modules add bindings (a serial binding, say) with :func:`register_binding`.
+Other modules add bindings (a serial binding, say) with :func:`register_binding`. Tools
+that do not know a database's bindings guess: :func:`fixed_width_integer` reads the 4- and
+8-byte entries that are not text as the integers they most likely are.
 """
 
 from __future__ import annotations
@@ -107,3 +109,28 @@ def _tuple_binding(kind: str, java_class: str | None, description: str) -> Bindi
 
 for _row in _TUPLE_BINDINGS:
     register_binding(_tuple_binding(*_row))
+
+
+def fixed_width_integer(data: bytes) -> int | None:
+    """The integer that 4 or 8 bytes which are not text most likely hold; None for other
+    bytes, and for text (printable UTF-8, as ``"abcd"``).
+
+    Two writers of such integers are common: JE's ``IntegerBinding`` / ``LongBinding``
+    (big-endian, sign bit flipped, so that keys sort numerically) and Java's
+    ``DataOutput.writeInt`` / ``writeLong`` (plain big-endian; crawler4j's document IDs and
+    counters). Stored integers are mostly small (IDs, counts), so the reading of smaller
+    magnitude wins: ``80 00 00 01`` is 1 (``IntegerBinding``), and so is ``00 00 00 01``.
+    """
+    if len(data) not in (4, 8) or _printable_text(data):
+        return None
+    plain = int.from_bytes(data, "big", signed=True)
+    flipped = int.from_bytes(bytes([data[0] ^ 0x80]) + data[1:], "big", signed=True)
+    return min(plain, flipped, key=abs)
+
+
+def _printable_text(data: bytes) -> bool:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return all(char.isprintable() or char in "\t\n\r" for char in text)

@@ -24,12 +24,14 @@ from __future__ import annotations
 import contextlib
 
 from ..errors import BadInput
-from .serial import ClassDesc, decode_modified_utf8, decode_stream, descriptor_bytes, encode_modified_utf8
+from .serial import (MAX_CLASS_ID_BYTES, STREAM_HEADER, TC_CLASSDESC, CatalogMissing, ClassDesc,
+                     decode_modified_utf8, decode_stream, descriptor_bytes, encode_modified_utf8)
 
 LAST_CLASS_ID_KEY = b"\x00"
 CLASS_FORMAT_PREFIX = b"\x01"
 CLASS_INFO_PREFIX = b"\x02"
-# The names programs give their catalog database: the seed book, then Heritrix.
+# The names programs give their catalog database: the seed book, then Heritrix. Others
+# (classDb, _ClassCatalog, db_catalog.db ...) are found by their content.
 CATALOG_DATABASE_NAMES = ("java_class_catalog", "classCatalog")
 
 
@@ -39,8 +41,15 @@ def next_class_id(last: bytes) -> bytes:
     return value.to_bytes(value.bit_length() // 8 + 1, "big", signed=True)
 
 
-class CatalogMissing(BadInput):
-    """A ``SerialBinding`` value names a class, and its environment has no class catalog."""
+def holds_catalog(db) -> bool:
+    """Whether ``db``'s records are a ``StoredClassCatalog``'s: a last class ID of a few bytes
+    under key ``00``, and a serialized class descriptor under the first ``01`` + ID key. Two
+    reads, whatever the database's size."""
+    last = db.get(LAST_CLASS_ID_KEY)
+    if last is None or not 1 <= len(last) <= MAX_CLASS_ID_BYTES:
+        return False
+    first = next(db.items(prefix=CLASS_FORMAT_PREFIX, page_records=1), None)
+    return first is not None and first[1].startswith(STREAM_HEADER + bytes([TC_CLASSDESC]))
 
 
 class NoCatalog:
@@ -52,7 +61,7 @@ class NoCatalog:
     def descriptor(self, class_id: bytes) -> ClassDesc:
         raise CatalogMissing(
             f"a serialized Java object of class ID {bytes(class_id).hex() or '(empty)'}, whose class descriptor "
-            f"is in a class catalog ({' or '.join(CATALOG_DATABASE_NAMES)}) this environment does not have")
+            "is in a class catalog (a StoredClassCatalog database) this environment does not have")
 
 
 class ClassCatalog:
@@ -66,12 +75,29 @@ class ClassCatalog:
 
     @classmethod
     def find(cls, env) -> ClassCatalog | None:
-        """The catalog of an environment written by the book's code or by Heritrix, if any."""
+        """The environment's class catalog, if it has one: the database the book's code or
+        Heritrix names so, else the first whose records are a catalog's (:func:`holds_catalog`),
+        whatever its name."""
         names = env.database_names()
-        for name in CATALOG_DATABASE_NAMES:
-            if name in names:
-                return cls(env.open_database(name))
+        named = [name for name in CATALOG_DATABASE_NAMES if name in names]
+        if named:
+            return cls(env.open_database(named[0]))
+        for name in names:
+            db = env.open_database(name)
+            if holds_catalog(db):
+                return cls(db)
+            db.close()
         return None
+
+    @classmethod
+    def named(cls, env, name: str) -> ClassCatalog:
+        """The catalog in the database ``name``; BadInput when its records are not a catalog's."""
+        db = env.open_database(name)
+        if not holds_catalog(db):
+            db.close()
+            raise BadInput(f"{env.path} database {name!r} is not a class catalog (a StoredClassCatalog database "
+                           "holds key 00 and class descriptors under keys 01 + class ID)")
+        return cls(db)
 
     @property
     def _where(self) -> str:

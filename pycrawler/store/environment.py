@@ -81,7 +81,7 @@ class Environment(Environments):
         # Measured before JE opens it, so that a live writer's appends are not taken for damage.
         log_extent = _log_extent(self.path)
         try:
-            with je_errors(str(self.path)):
+            with je_errors(str(self.path), renames={str(home): str(self.path)}):
                 self._env = jpype.JClass("com.sleepycat.je.Environment")(jpype.JClass("java.io.File")(str(home)), cfg)
         except BaseException:
             self._remove_view()

@@ -1,7 +1,10 @@
 """Translate JE's Java exceptions into pycrawler's one-line errors.
 
 JE 3.3 throws a checked ``DatabaseException`` for nearly everything, so the message text
-is what tells a locked environment from a corrupt log; JE 7 has subclasses for these.
+is what tells a locked environment from a corrupt log; JE 7 has subclasses for these. A store
+whose databases use the writing program's own classes (a B-tree comparator: JE loads it to
+open the store) fails deep in JE's recovery; the missing class, found among the causes, is
+what the user needs to hear of.
 
 A write refused for space reaches Java as an ``IOException`` whose message is the C library's
 ``strerror`` text in the process's locale (the JVM runs in this process, so Python's
@@ -19,6 +22,7 @@ import re
 from ..errors import DISK_FULL_ERRNOS, BadInput, DiskFull, PycrawlerError, SetupError, StoreLocked
 
 _LOG_VERSION = re.compile(r"Expected log version (\d+) or earlier but found (\d+)")
+_MISSING_CLASS = ("java.lang.ClassNotFoundException", "java.lang.NoClassDefFoundError")
 
 
 def _message(exc) -> str:
@@ -28,16 +32,16 @@ def _message(exc) -> str:
     return " ".join(msg.split())
 
 
-def _messages(exc) -> list[str]:
-    """The messages of ``exc`` and of its causes: JE wraps a failed write's IOException (its
-    RunRecoveryException says only "IOE during write")."""
-    texts = []
+def _causes(exc) -> list:
+    """``exc`` and its causes: JE wraps a failed write's IOException (its RunRecoveryException
+    says only "IOE during write"), and a missing class in two EnvironmentFailureExceptions."""
+    chain = []
     for _ in range(8):  # a cause chain is short; the bound guards against a cycle
         if exc is None:
             break
-        texts.append(str(exc.getMessage() or ""))
+        chain.append(exc)
         exc = exc.getCause()
-    return texts
+    return chain
 
 
 _C_LOCALE_TEXTS = frozenset({"No space left on device", "Disk quota exceeded"})
@@ -48,14 +52,34 @@ def _says_disk_full(text: str) -> bool:
     return any(full in text for full in _C_LOCALE_TEXTS | {os.strerror(n) for n in DISK_FULL_ERRNOS})
 
 
-def translate(exc, where: str) -> PycrawlerError:
-    """The pycrawler error for a JE exception raised while working on ``where``."""
+def _messages(exc) -> list[str]:
+    return [str(cause.getMessage() or "") for cause in _causes(exc)]
+
+
+def _missing_class(exc) -> str | None:
+    """The name of the class whose absence caused ``exc``, if one did."""
+    for cause in _causes(exc):
+        if str(cause.getClass().getName()) in _MISSING_CLASS:
+            return str(cause.getMessage() or "?").replace("/", ".")
+    return None
+
+
+def translate(exc, where: str, renames: dict[str, str] | None = None) -> PycrawlerError:
+    """The pycrawler error for a JE exception raised while working on ``where``; ``renames``:
+    paths JE's message may name -> the path to name instead (a read-only view's folder -> the
+    store's own)."""
     cls = str(exc.getClass().getName())
     msg = _message(exc)
+    for shown, meant in (renames or {}).items():
+        msg = msg.replace(shown, meant)
+    if missing := _missing_class(exc):
+        return SetupError(
+            f"{where} needs the class {missing} of the program that wrote it (JE loads such classes, a "
+            "B-tree comparator say, to open the store): put that program's jar on PYCRAWLER_CLASSPATH")
     if m := _LOG_VERSION.search(msg):
         return SetupError(
             f"{where} has JE log version {m.group(2)}, newer than the loaded JE reads ({m.group(1)}): "
-            "set PYCRAWLER_CLASSPATH to a folder holding a JE that reads it (a Heritrix 3 lib/ has je-7.5.11.jar)")
+            "open it in a process of its own, where pycrawler chooses a JE that reads it")
     if "DiskLimit" in cls or any(map(_says_disk_full, _messages(exc))):
         return DiskFull(f"{where}: the disk is full ({msg}): free some space, then rerun the same command")
     if "EnvironmentLocked" in cls or "lock" in msg.lower() and ("je.lck" in msg or "single writer" in msg):
@@ -68,11 +92,12 @@ def translate(exc, where: str) -> PycrawlerError:
 
 
 @contextlib.contextmanager
-def je_errors(where: str):
-    """Run a block, turning any Java exception into the matching pycrawler error."""
+def je_errors(where: str, renames: dict[str, str] | None = None):
+    """Run a block, turning any Java exception into the matching pycrawler error (``renames``:
+    as :func:`translate` takes them)."""
     import jpype
 
     try:
         yield
     except jpype.JException as exc:
-        raise translate(exc, where) from exc
+        raise translate(exc, where, renames) from exc

@@ -46,6 +46,9 @@ TC_NULL, TC_REFERENCE, TC_CLASSDESC, TC_OBJECT, TC_STRING, TC_ARRAY, TC_CLASS = 
 TC_BLOCKDATA, TC_ENDBLOCKDATA, TC_RESET, TC_BLOCKDATALONG, TC_EXCEPTION = range(0x77, 0x7C)
 TC_LONGSTRING, TC_PROXYCLASSDESC, TC_ENUM = range(0x7C, 0x7F)
 BASE_WIRE_HANDLE = 0x7E0000
+MAX_CLASS_ID_BYTES = 8
+"""``StoredClassCatalog`` numbers classes from 1 (``BigInteger.toByteArray``): a longer ID
+would be more than 2**63 classes, so such bytes are something else."""
 SC_WRITE_METHOD, SC_SERIALIZABLE, SC_EXTERNALIZABLE, SC_BLOCK_DATA, SC_ENUM = 0x01, 0x02, 0x04, 0x08, 0x10
 
 # Field type codes of primitives -> (struct code, Java name).
@@ -102,6 +105,19 @@ class ClassDesc:
     def same_format(self, other: ClassDesc) -> bool:
         return (self.name, self.serial_version_uid, self.flags, self.fields, self.interfaces) == \
             (other.name, other.serial_version_uid, other.flags, other.fields, other.interfaces)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class UnresolvedClassDesc(ClassDesc):
+    """A class descriptor a stream names by a class ID its environment has no catalog for.
+    The stream's structure reads on past it (bytes that only look serialized fail there);
+    the values of its objects cannot be read, and decoding them raises ``missing``."""
+
+    missing: BadInput | None = None
+
+
+class CatalogMissing(BadInput):
+    """A ``SerialBinding`` value names a class, and its environment has no class catalog."""
 
 
 class JavaObject(dict):
@@ -264,6 +280,8 @@ class _Reader:
         self.handles: list = []
         # (catalog descriptor, superclass descriptor) -> the two joined, shared across values
         self.resolved = {} if resolved is None else resolved
+        # Why a class of the stream is unknown (no catalog), raised once the stream reads whole.
+        self.missing: CatalogMissing | None = None
 
     # handles -------------------------------------------------------------------------
     def assign(self, value) -> int:
@@ -340,7 +358,14 @@ class _Reader:
             desc = ClassDesc(f"$Proxy[{', '.join(interfaces)}]", 0, SC_SERIALIZABLE, interfaces=interfaces)
         elif self.catalog is not None:
             (size,) = self.input.unpack(_S8)
-            desc = self.catalog.descriptor(self.input.take(size))
+            if not 1 <= size <= MAX_CLASS_ID_BYTES:
+                raise self.input.fail(f"a class ID of {size} bytes")
+            class_id = self.input.take(size)
+            try:
+                desc = self.catalog.descriptor(class_id)
+            except CatalogMissing as missing:
+                self.missing = missing
+                desc = UnresolvedClassDesc(f"(class ID {class_id.hex()})", 0, 0, missing=missing)
         else:
             desc = self.inline_class_desc()
         self.handles[handle] = desc
@@ -413,6 +438,8 @@ class _Reader:
     def class_data(self, desc: ClassDesc) -> dict[str, dict]:
         """Per class of the object, topmost first: its field values, and under ``"@data"``
         what its writeObject method wrote after them."""
+        for cls in desc.hierarchy():
+            _require_resolved(cls)
         if desc.flags & SC_EXTERNALIZABLE:
             if not desc.flags & SC_BLOCK_DATA:
                 raise self.input.fail(f"{desc.name} is Externalizable in protocol version 1, which "
@@ -440,6 +467,7 @@ class _Reader:
 
     def array(self):
         desc = self.class_desc(required=True)
+        _require_resolved(desc)
         (size,) = self.input.unpack(_S32)
         element = desc.name[1:2]
         if not desc.name.startswith("[") or size < 0:
@@ -474,6 +502,11 @@ class _Reader:
         return name
 
 
+def _require_resolved(desc: ClassDesc) -> None:
+    if isinstance(desc, UnresolvedClassDesc):
+        raise desc.missing
+
+
 def _flatten(target: JavaObject, slices: dict[str, dict]) -> JavaObject:
     """Merge the per-class values into one object; a name a subclass declares again keeps the
     superclass's value as ``"<superclass>.<name>"``. Each class's ``"@data"`` is also kept
@@ -498,6 +531,8 @@ def _decode(data: bytes, catalog, where: str, resolved: dict | None = None):
         raise BadInput(f"{where}: objects nested too deeply to decode") from None
     if reader.input.left:
         raise reader.input.fail(f"{reader.input.left} bytes after the value")
+    if reader.missing is not None:
+        raise reader.missing
     return value
 
 
@@ -547,11 +582,12 @@ class SerialDecoder:
 
 
 def catalog_decoder(env, name: str | None = None) -> SerialDecoder | None:
-    """A decoder through the class catalog database ``name`` of ``env`` (None: the catalog
-    the book's code or Heritrix names, if the environment has one; else None is returned)."""
+    """A decoder through the class catalog database ``name`` of ``env`` (BadInput when it
+    holds no catalog); None: through the catalog the environment has, found by its name or
+    its content (see :meth:`ClassCatalog.find`), or None when it has none."""
     from .catalog import ClassCatalog
 
-    catalog = ClassCatalog.find(env) if name is None else ClassCatalog(env.open_database(name))
+    catalog = ClassCatalog.find(env) if name is None else ClassCatalog.named(env, name)
     return None if catalog is None else SerialDecoder(catalog)
 
 

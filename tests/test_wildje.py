@@ -25,8 +25,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import SHARED, with_je
+from conftest import SHARED, missing
+from java_programs import LEG_JE
 
+from pycrawler.je_releases import JeRelease
 from pycrawler.store.dbdump import DbDumpReader
 from pycrawler.store.logfile import log_version
 
@@ -56,10 +58,7 @@ def corpus_folder(name: str) -> Path:
     """The corpus's folder ``name``; a missing corpus fails under CI and skips elsewhere."""
     folder = CORPUS / name
     if not folder.is_dir():
-        reason = f"the JE corpus is not at {CORPUS} (the project's shared/ beside it)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
+        missing(f"the JE corpus is not at {CORPUS} (the project's shared/ beside it)")
     return folder
 
 
@@ -68,14 +67,17 @@ def reading_je(log_version: int) -> Path:
     for newest, jar in READING_JES:
         if log_version <= newest:
             if not jar.is_file():
-                pytest.skip(f"{jar} is not built (scripts/setup fetches it)")
+                missing(f"{jar} is not built (scripts/setup fetches it)")
             return jar
     raise AssertionError(f"no JE here reads log version {log_version}")
 
 
-def cli_env(jar: Path) -> dict[str, str]:
-    """The environment of the pycrawler commands run on a store that ``jar`` reads."""
-    return with_je(jar)
+def chosen_je(log_version: int) -> str:
+    """The JE pycrawler's commands choose for a store of ``log_version`` with no setting: this
+    run's own JE (``scripts/test``'s JE 18 leg names it) when it reads the store, else the oldest
+    that does."""
+    leg = JeRelease.of_jar(LEG_JE[0]) if LEG_JE else None
+    return leg.version if leg and leg.reads(log_version) else JeRelease.of_jar(reading_je(log_version)).version
 
 
 def hashes(folder: Path) -> dict[str, str]:
@@ -113,11 +115,11 @@ def reference_dump(classes: Path, jar: Path, home: Path, out: Path) -> tuple[lis
     return lines, None
 
 
-def run_cli(jar: Path, commands: list[list[str]]) -> list[dict]:
+def run_cli(commands: list[list[str]]) -> list[dict]:
     """Each command's exit code, stdout and stderr, run by one process through pycrawler's
-    entry point with the environment :func:`cli_env` gives."""
+    entry point, with no JE named but this run's own."""
     done = subprocess.run([sys.executable, str(CLI_RUNS)], input=json.dumps(commands), capture_output=True,
-                          text=True, encoding="utf-8", env=cli_env(jar), timeout=600)
+                          text=True, encoding="utf-8", timeout=600)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -159,7 +161,7 @@ def test_store_lists_and_dumps_as_jes_own_dbdump_and_keeps_every_byte(name, tmp_
         # JE's own DbDump cannot open it either: recovery loads every database's comparator.
         missing = NEEDS_APPLICATION_CLASSES[name]
         assert cannot_open and missing in cannot_open
-        results = run_cli(jar, [["store", "ls", str(store)],
+        results = run_cli([["store", "ls", str(store)],
                                 ["store", "dump", str(store), "--db", "any", "--format", "jsonl"],
                                 ["store", "dump", str(store), "--db", "any", "--format", "dbdump"]])
         for result in results:
@@ -173,11 +175,12 @@ def test_store_lists_and_dumps_as_jes_own_dbdump_and_keeps_every_byte(name, tmp_
             commands += [[*dump, "--format", "dbdump", "-o", f"{out}/{i}.bytevalue"],
                          [*dump, "--format", "dbdump", "-p", "-o", f"{out}/{i}.print"],
                          [*dump, "--format", "jsonl", "-o", f"{out}/{i}.jsonl"]]
-        ls, *dumps = run_cli(jar, commands)
+        ls, *dumps = run_cli(commands)
         assert ls["exit"] == 0, ls["stderr"]
         heading, _columns, *rows = ls["stdout"].splitlines()
         plural = "s" * (len(names) != 1)
-        assert heading == f"{store}: JE log version {log_version(source)}, {len(names)} database{plural}"
+        assert heading == (f"{store}: JE log version {log_version(source)}, {len(names)} database{plural}, "
+                           f"read with JE {chosen_je(log_version(source))}")
         assert [re.fullmatch(r" *\d+  (.*)", row).group(1) for row in rows] == names
         for i, database in enumerate(names):
             bytevalue, printable, jsonl = dumps[3 * i:3 * i + 3]

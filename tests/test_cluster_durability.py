@@ -16,10 +16,14 @@ import time
 from pathlib import Path
 
 import pytest
+import redis
 from test_cluster import (  # noqa: F401 (local_redis: a fixture)
     CONCURRENCY,
     DELAY,
+    LEASE,
     ROOT,
+    SETTLE,
+    agent,
     finish,
     local_redis,
     start_worker,
@@ -29,6 +33,7 @@ from test_cluster import (  # noqa: F401 (local_redis: a fixture)
 from pycrawler.cluster.central.frames import Flag, Frame, decode, encode
 from pycrawler.cluster.membership import host_of, weight
 from pycrawler.cluster.protocol import Link, decode_links, encode_links
+from pycrawler.crawl.forwarded import Forwarded
 from pycrawler.crawl.multihost import MultiHostSite
 from pycrawler.crawl.outbox import Outbox
 from pycrawler.store import Environment
@@ -64,6 +69,26 @@ def test_the_outbox_keeps_unsent_links_until_a_flush_gets_through(tmp_path):
         with env.begin() as txn:
             outbox.update(None, txn)
         assert len(outbox) == 0 and outbox.links() == []
+
+
+def test_the_forwarded_set_survives_a_reopen_and_gives_a_url_back_once_at_its_shallowest_link(tmp_path):
+    """A URL this worker forwarded comes back (the worker it went to died before committing it),
+    possibly in several links at once, possibly after this worker restarted: the crawl schedules
+    what `came_back` returns past its seen table, so a URL returned twice would be fetched twice."""
+    url = "http://b.example/forwarded"
+    with Environment(tmp_path / "state", create=True) as env:
+        forwarded = Forwarded(env)
+        assert forwarded.came_back([Link(url)]) == []
+        with env.begin() as txn:
+            forwarded.mark([url], txn)
+    came_back = [Link(url, 6, "LLLLLL", "http://a.example/b"), Link(url, 4, "LLLL", "http://a.example/c"),
+                 Link("http://b.example/never-forwarded")]
+    with Environment(tmp_path / "state") as env:
+        forwarded = Forwarded(env)
+        back = forwarded.came_back(came_back)
+        assert back == [came_back[1]]
+        forwarded.forget(back)
+        assert forwarded.came_back(came_back) == []  # once: later links to it meet the seen table
 
 
 def owners(site: MultiHostSite, workers: list[str]) -> dict[int, str]:
@@ -123,6 +148,54 @@ def test_links_found_while_redis_is_down_survive_a_kill_9(local_redis, tmp_path,
             finish(worker, timeout=180)
         missing = site.reachable - set(site.fetch_counts())
         assert not missing, f"{len(missing)} pages never fetched, e.g. {sorted(missing)[:3]}"
+
+
+@pytest.mark.parametrize("dedupe", MODES)
+def test_urls_handed_over_while_redis_is_down_survive_a_kill_9_and_the_receivers_fault(local_redis, tmp_path, dedupe):
+    """The first worker crawls alone and finds a backlog on every host, each host's pages linked
+    only from the root of a host the other worker will own; the second joins. With host
+    splitting the first hands the second the URLs of its hosts as it polls them (seed 003's
+    protocol moves no host on a join: the first keeps them all). Redis stops while that goes on,
+    the first worker is killed -9 and the second stopped (SIGSTOP: it commits nothing the first
+    sends it from now on, and its lease lapses). Redis comes back and the first worker restarts:
+    the URLs it handed over in the outage are its own again, though its seen table knows them
+    and its frontier finished them. Then the second resumes: every page is fetched."""
+    pages = 100  # a backlog on every host that outlasts the second worker's start and the outage
+    with MultiHostSite(hosts=HOSTS, pages=1) as site:
+        ids, owned = worker_ids(site)
+        other = {h: next(t for t in range(HOSTS) if owned[t] != owned[h]) for h in range(HOSTS)}
+        site.graph = {(h, "/"): [(other[h], f"/c{h}-{i}.html") for i in range(pages)] for h in range(HOSTS)}
+        site.graph |= {(other[h], f"/c{h}-{i}.html"): [] for h in range(HOSTS) for i in range(pages)}
+        first, second = ids
+        options = ("--dedupe", dedupe)
+        workers = {first: start_worker(site, tmp_path / first, local_redis.url, "c", "--worker", first, *options)}
+        deadline = time.monotonic() + 60
+        while len({h for h, path, _, _ in list(site.requests) if path == "/"}) < HOSTS:
+            assert time.monotonic() < deadline, "the first worker fetched no root"
+            time.sleep(0.05)
+        workers[second] = start_worker(site, tmp_path / second, local_redis.url, "c", "--worker", second, *options)
+        client = redis.Redis.from_url(local_redis.url)
+        while client.zscore("pycrawler:c:members", second) is None:
+            assert time.monotonic() < deadline, "the second worker did not join"
+            time.sleep(0.05)
+        client.close()
+        time.sleep(SETTLE + 1.0)  # the first has seen it join: with host splitting it is handing over
+        local_redis.stop()
+        time.sleep(LEASE + 1.0)  # longer than a lease: the second is no member when Redis is back
+        workers[first].send_signal(signal.SIGKILL)
+        workers[first].wait()
+        workers[second].send_signal(signal.SIGSTOP)
+        try:
+            local_redis.start()  # same port, same append-only file
+            workers[first] = start_worker(site, tmp_path / first, local_redis.url, "c", "--worker", first, *options)
+            finish(workers[first], timeout=180)  # alone now: it ends once it has crawled what it holds
+        finally:
+            workers[second].send_signal(signal.SIGCONT)
+        finish(workers[second], timeout=180)
+        missing = site.reachable - set(site.fetch_counts())
+        assert not missing, f"{len(missing)} pages never fetched, e.g. {sorted(missing)[:3]}"
+        if dedupe == "split":  # the scenario handed URLs over: the second fetched on its hosts
+            assert site.fetch_counts(agent(tmp_path / second))
 
 
 def tree(site: MultiHostSite, levels: int) -> dict[tuple[int, str], tuple[int, str] | None]:

@@ -203,16 +203,16 @@ def test_seed_003s_task_pool_is_read_again_after_a_read_whose_answer_was_lost(lo
     assert urls(worker.receive(100)) == ["http://10.0.0.1/answer-lost"]
 
 
-def test_a_url_handed_back_is_returned_once_at_its_shallowest_link(local_redis):
-    """A URL this worker forwarded comes back (the worker it went to died before committing it),
-    possibly in several links at once: the crawl schedules what `handed_back` returns past its
-    seen table, so a URL returned twice would be fetched twice."""
-    first, second = exchange(local_redis.url, "w0"), exchange(local_redis.url, "w1")
+def test_a_report_while_redis_is_away_leaves_the_unsent_forwards_to_the_crawls_flush(local_redis):
+    """A URL forwarded between two crawl flushes while Redis is away: the reports in between
+    (every 0.1 s) try to send it and fail, and the crawl's next flush still returns it, for the
+    commit that finishes it in this worker's frontier to write it to the outbox."""
+    first, _ = exchange(local_redis.url, "w0"), exchange(local_redis.url, "w1")
     first.membership.beat()
-    ip = address_of_w1()
-    url = f"http://{ip}/forwarded"
-    assert first.forward([Link(url, 3, "LLL", "http://10.0.0.200/a")]) == []  # its host is the other worker's
-    came_back = [Link(url, 6, "LLLLLL", "http://10.0.0.200/b"), Link(url, 4, "LLLL", "http://10.0.0.200/c"),
-                 Link(f"http://{ip}/never-forwarded")]
-    assert first.handed_back(came_back) == [came_back[1]]
-    assert first.handed_back(came_back) == []  # once: later links to it meet the seen table
+    handed = Link(f"http://{address_of_w1()}/moved", 2, "LL", "http://10.0.0.200/")
+    local_redis.stop()
+    assert first.forward([handed]) == []  # its host is the other worker's
+    assert not first.report(0, 1, idle=False)
+    assert first.flush() == [handed]
+    local_redis.start()
+    assert first.flush() is None  # Redis took it

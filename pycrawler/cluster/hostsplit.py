@@ -23,8 +23,8 @@ Faults:
 - **hosts change owner** (a worker joins, leaves, dies or comes back): a URL a worker polls
   from its frontier for a host it no longer owns is forwarded to the owner instead of fetched
   (``forward``); should it come back (the worker it went to died before committing it, and its
-  stream was re-routed to the host's owner, this one again), ``handed_back`` names it, for the
-  engine to schedule past its seen table. What a host's earlier owners fetched is in Redis:
+  stream was re-routed to the host's owner, this one again), the crawl schedules it past its
+  seen table (:mod:`pycrawler.crawl.forwarded`). What a host's earlier owners fetched is in Redis:
   every worker appends the 8-byte Visited keys of the URLs it fetched to the host's string
   ``pycrawler:NAME:fetched:HOST`` (``APPEND``, in a flush right after the fetches are
   committed in JE: a key names a page whose links are safe), and a worker that gained a host reads that
@@ -99,7 +99,6 @@ class HostSplitExchange:
         self.hosts: set[str] = set()      # hosts seen in links, published for `cluster status`
         self.new_hosts: list[str] = []
         self.unacked: list[Delivery] = []
-        self._handed: set[str] = set()  # URLs forwarded away: this worker's seen table knows them
         self.traffic = {"sent": 0, "dropped": 0, "received": 0, "bytes_sent": 0, "forwarded": 0,
                         "learned": 0}
         # The next read takes this worker's own unacknowledged entries first: at the start (a
@@ -178,17 +177,8 @@ class HostSplitExchange:
             else:
                 self.outbox.setdefault(owner, []).append(link)
                 self.fresh.append(link)
-                self._handed.add(link.url)
                 self.traffic["forwarded"] += 1
         return keep
-
-    def handed_back(self, links: Sequence[Link]) -> list[Link]:
-        back: dict[str, Link] = {}
-        for link in links:
-            if link.url in self._handed and (link.url not in back or link.layer < back[link.url].layer):
-                back[link.url] = link
-        self._handed.difference_update(back)
-        return list(back.values())
 
     def fetched(self, urls: Sequence[str], keys: np.ndarray) -> None:
         raw = np.asarray(keys, dtype="<u8").tobytes()
@@ -214,10 +204,19 @@ class HostSplitExchange:
         return keys
 
     def flush(self) -> list[Link] | None:
+        if self._send():
+            return None
+        unsent, self.fresh = self.fresh, []
+        return unsent
+
+    def _send(self) -> bool:
+        """Send what waits (links, fetched keys, new hosts) in one pipeline; False when Redis did
+        not answer: it all waits for the next try, and ``fresh`` for the crawl's next flush,
+        which commits it to the outbox with the pages it finishes."""
         if self.unacked:
             self.ack([])
         if not self.outbox and not self.fetched_outbox and not self.new_hosts:
-            return None
+            return True
         pipe = self.membership.redis.pipeline(transaction=False)
         if self.new_hosts:
             pipe.sadd(self.membership.key("hosts"), *self.new_hosts)
@@ -235,15 +234,14 @@ class HostSplitExchange:
             if not self._unreachable:  # once per outage, not once per flush
                 log.warning("Redis unreachable, links wait to be sent: %s", exc)
             self._unreachable = True
-            unsent, self.fresh = self.fresh, []
-            return unsent
+            return False
         if self._unreachable:
             log.warning("Redis answers again: the waiting links are sent")
         self._unreachable = False
         self.outbox, self.fetched_outbox, self.new_hosts, self.fresh = {}, {}, [], []
         self.traffic["sent"] += sent
         self.traffic["bytes_sent"] += nbytes
-        return None
+        return True
 
     # -- receiving ----------------------------------------------------------------------------------
     def receive(self, max_urls: int, block_ms: int = 0) -> list[Delivery]:
@@ -292,7 +290,7 @@ class HostSplitExchange:
     # -- the cluster's state ------------------------------------------------------------------------
     def report(self, fetched: int, pending: int, idle: bool) -> bool:
         if self.outbox or self.new_hosts:  # added outside a crawl flush (the seeds of a worker with no host yet)
-            self.flush()
+            self._send()  # what fails stays in `fresh`: the crawl's next flush returns it for the outbox
         if self.unacked:  # acknowledgements Redis did not take: a worker with no page left to flush retries here
             self.ack([])
         idle = idle and not self.outbox and not self.unacked
@@ -358,7 +356,7 @@ class HostSplitExchange:
         if self._heartbeat_thread is not None:
             # A beat still under way after leave() would put this worker back in the members.
             self._heartbeat_thread.join(timeout=2 * self.membership.lease)
-        self.flush()
+        self._send()
         try:
             self.membership.beat(self.figures | self.traffic | {"idle": 1})
             self.membership.leave()

@@ -104,13 +104,9 @@ class LinkExchange(Protocol):
     def forward(self, links: Sequence[Link]) -> list[Link]:
         """Links this worker polled from its own frontier: return those it still must fetch, and
         queue the rest (their hosts moved to another worker) for the worker that must, past
-        any cache: a URL handed over has to arrive."""
-
-    def handed_back(self, links: Sequence[Link]) -> list[Link]:
-        """Of ``links`` delivered to this worker, those to URLs it had forwarded away
-        (`forward`), one link per URL (the shallowest): they come back when the worker they went
-        to died before committing them. This worker's seen table knows them, yet nobody crawled
-        them: the worker schedules them past it, once each, and drops the other links to them."""
+        any cache: a URL handed over has to arrive. The worker finishes those in its frontier
+        and remembers them (:mod:`pycrawler.crawl.forwarded`): should one come back to it
+        (the worker it went to died before committing it), its seen table would drop it."""
 
     def fetched(self, urls: Sequence[str], keys: np.ndarray) -> None:
         """URLs this worker fetched for good (``keys``: their Visited keys), sent with the next

@@ -32,8 +32,9 @@ keeps the same order: at each flush the links to other workers' hosts leave thro
 exchange (in Redis before the pages that found them count as done; while Redis does not answer,
 in the state's ``outbox`` database, committed with the completions: :mod:`.outbox`), the URLs
 other workers sent are scheduled at the depth and with the via they were found with, then
-acknowledged, a polled URL whose host moved is forwarded instead of fetched, and the crawl ends
-when the whole cluster is idle.
+acknowledged, a polled URL whose host moved is forwarded instead of fetched (and kept in the
+``forwarded`` database, committed with its completion, in case it comes back: :mod:`.forwarded`),
+and the crawl ends when the whole cluster is idle.
 
 The outputs users keep (crawl.log, WARC files, the trace; :mod:`.outputs`) are written when a
 fetch ends and flushed to the operating system (``fsync``: to the disk) at the start of every
@@ -53,7 +54,7 @@ I/O error) or a failed JE commit stops it at once, commits nothing more, and is 
 
 State folder: one JE environment (the frontier's ``pending``, ``queues``, ``retries``,
 ``frontier_meta``; ``visited`` for ``--seen exact``; ``fetched``: URL (StringBinding) ->
-CrawlUrl record (binding ``crawl_url``); ``robots``; a cluster worker's ``outbox``),
+CrawlUrl record (binding ``crawl_url``); ``robots``; a cluster worker's ``outbox`` and ``forwarded``),
 ``crawl.log``, ``crawl.json`` (the settings a resumed crawl must keep), ``visited.bloom`` or
 ``drum/`` for the other Visited tables. ``pycrawler heritrix import`` writes such a folder
 from a Heritrix crawl (:mod:`pycrawler.heritrix.migrate`).
@@ -96,6 +97,7 @@ from ..store import Environment, je_choice
 from ..store.java_errors import je_errors
 from ..store.tuple import java_utf
 from .diskspace import DEFAULT_MIN_FREE_MB, DiskSpaceMonitor
+from .forwarded import Forwarded
 from .outbox import Outbox
 from .outputs import CrawlOutputs
 from .pages import LinkPolicy, PagePool, PageResult
@@ -245,6 +247,7 @@ class _Finished:
     links: list[str]
     hops: str
     outcome: Outcome
+    forwarded: bool = False               # handed over: remembered in case it comes back
 
 
 def discovery(record: CrawlUrl) -> tuple[str, str | None]:
@@ -355,6 +358,7 @@ class Crawler:
             self.fetched = self.env.open_database(FETCHED, create=True)
             self.robots_db = self.env.open_database(ROBOTS, create=True)
             self.outbox = Outbox(self.env) if self.exchange is not None else None
+            self.forwarded = Forwarded(self.env) if self.exchange is not None else None
         except BaseException:
             self.env.close()
             raise
@@ -482,7 +486,8 @@ class Crawler:
                     # What an earlier run could not send is queued again before a flush empties the outbox.
                     restored = self.exchange.add(self.outbox.links()) if self.outbox else []
                     self._exchange_links()  # what the cluster sent first
-                    seeds = self.exchange.add(seeds) + restored
+                    self._schedule_arrivals(restored)  # forwards whose host is this worker's again
+                    seeds = self.exchange.add(seeds)
                 self._schedule(seeds)
                 flusher = asyncio.create_task(self._flusher())
                 try:
@@ -542,6 +547,7 @@ class Crawler:
             return batch
         polled = [Link(record.ori_url, record.layer, *discovery(record)) for record in batch]
         keep = {link.url for link in self.exchange.forward(polled)}
+        forwarded = {record.ori_url for record in batch} - keep
         urls = [record.ori_url for record in batch if record.ori_url in keep]
         if urls:
             learned = self.exchange.earlier_fetches(urls)
@@ -554,7 +560,8 @@ class Crawler:
         for record in batch:
             if record.ori_url not in keep:
                 self._in_process += 1
-                self._finished.append(_Finished(record.ori_url, None, record.layer, "", [], "", Outcome.success()))
+                self._finished.append(_Finished(record.ori_url, None, record.layer, "", [], "", Outcome.success(),
+                                                forwarded=record.ori_url in forwarded))
         return [record for record in batch if record.ori_url in keep]
 
     def _report(self, idle: bool) -> bool:
@@ -568,19 +575,25 @@ class Crawler:
         self._exchanged = time.monotonic()
         deliveries = self.exchange.receive(RECEIVE_BATCH)
         if deliveries:
-            links = [link for delivery in deliveries for link in delivery.links]
-            back = self.exchange.handed_back(links)
-            if back:  # forwarded from here, bounced back uncrawled: the seen table must not drop them
-                self._schedule(back, force=True)  # once each: a URL forced twice would be fetched twice
-                urls = {link.url for link in back}
-                links = [link for link in links if link.url not in urls]
-            self._schedule(links)
+            self._schedule_arrivals([link for delivery in deliveries for link in delivery.links])
             self.frontier.flush()  # an asynchronous Visited table enqueues what it holds
             self.exchange.ack(deliveries)
             self._wakeup.set()
         if self.outbox:  # links Redis did not take: try again, with or without pages to finish
             self._flush_exchange()
         self._report(idle=False)
+
+    def _schedule_arrivals(self, links: list[Link]) -> None:
+        """Schedule links that reached this worker from the cluster (or from its outbox). Those to
+        URLs it forwarded away came back uncrawled: its seen table must not drop them, so they
+        go past it, once each (a URL forced twice would be fetched twice)."""
+        back = self.forwarded.came_back(links)
+        if back:
+            self._schedule(back, force=True)
+            urls = {link.url for link in back}
+            links = [link for link in links if link.url not in urls]
+        self._schedule(links)
+        self.forwarded.forget(back)
 
     def _schedule(self, links: list[Link] | list[tuple[str, int, str, str | None]], force: bool = False) -> None:
         """Put links in the frontier, each at its layer with its hop path and via (``force``:
@@ -764,11 +777,13 @@ class Crawler:
         fetches = [f for f in finished if f.record is not None]  # the others were handed over, not fetched
         self.fetched.put_many([url_key(f.url) for f in fetches], [f.record for f in fetches])
         completions = ((f.url, f.outcome) for f in finished)
-        if unsent is None and not self.outbox:
+        forwarded = [f.url for f in finished if f.forwarded]
+        if unsent is None and not self.outbox and not forwarded:
             self.frontier.completed_many(completions)
         else:
-            with self.env.begin() as txn:  # Redis did not answer: what it did not take is durable with the pages
+            with self.env.begin() as txn:  # what Redis did not take, and what was handed over, are durable with the pages
                 self.outbox.update(unsent, txn)
+                self.forwarded.mark(forwarded, txn)
                 self.frontier.completed_many(completions, txn=txn)
         if exchange is not None:
             done = [f.url for f in fetches if f.outcome.kind != RETRY]  # a retried URL is fetched again

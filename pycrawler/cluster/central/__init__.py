@@ -155,11 +155,6 @@ class CentralExchange:
         except NETWORK_ERRORS:
             return list(links)  # owners unknown while Redis is away: hosts move only when a worker dies
 
-    def handed_back(self, links: Sequence[Link]) -> list[Link]:
-        """None: a dead worker's task_pool goes to its hosts' new owners, never back to a
-        worker that forwarded to it (hosts move only when their owner dies)."""
-        return []
-
     def fetched(self, urls: Sequence[str], keys: np.ndarray) -> None:
         """Nothing to record: task_URL keeps a URL from ever being allocated twice, so a host's
         new owner is never given what its old owner fetched."""

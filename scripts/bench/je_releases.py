@@ -32,7 +32,7 @@ JES = ("3.3.98", "18.3.12")
 # benchmark -> (arguments of record, small arguments, the figures compared)
 BENCHMARKS = {
     "store": (["--records", "1000000", "--repeat", "1"], ["--records", "100000", "--repeat", "1"],
-              ("per_record_per_s", "batched_per_s", "batched_sorted_per_s")),
+              ("per_record_puts_per_s", "batched_puts_per_s", "sorted_batched_puts_per_s")),
     "seen": (["--engines", "drum", "--ops", "20000000", "--distinct", "12000000"],
              ["--engines", "drum", "--ops", "2000000", "--distinct", "1200000"],
              ("drum_ops_per_s", "peak_rss_mb")),

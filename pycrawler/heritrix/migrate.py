@@ -197,7 +197,7 @@ def _import_seen(state: HeritrixState, into: Path, env, seen_table: str, bloom_f
     elif seen_table == "drum":
         from ..seen.drum import DrumVisited
 
-        table = DrumVisited(into / SEEN_TABLE_PATHS["drum"])
+        table = DrumVisited(into / SEEN_TABLE_PATHS["drum"], env=env)
     else:
         from ..seen.exact import ExactVisited
 

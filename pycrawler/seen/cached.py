@@ -107,6 +107,8 @@ class CachedVisited(Visited):
 class CachedSynchronousVisited(SynchronousVisited, CachedVisited):
     """A synchronous table behind a cache: every add is resolved (and delivered) at once."""
 
+    bound_to = CachedVisited.bound_to  # the table is bound behind the cache, not the pair wrapped
+
 
 def cached(table: Visited, cache: UrlCache) -> CachedVisited:
     """``table`` behind ``cache``, synchronous if the table is."""

@@ -108,6 +108,10 @@ class CountingServer:
         self._server.shutdown()
         self._server.server_close()
 
+    def quiet(self) -> None:
+        """Print nothing for a connection a client broke (a crawl killed -9 resets its own)."""
+        self._server.handle_error = lambda request, address: None
+
     def page_counts(self) -> dict[str, int]:
         """GETs per served path (query kept), robots.txt left out."""
         with self.lock:

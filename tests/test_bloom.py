@@ -214,3 +214,33 @@ def test_keys_must_be_integers_and_closed_filters_refuse_work():
     f.close()
     with pytest.raises(BadInput):
         f.contains(1)
+
+
+def test_a_bloom_file_bound_to_an_environment_marks_only_what_was_committed(tmp_path, env):
+    from pycrawler.seen.mark_log import MarkLog
+
+    bloom = BloomFilter.create(tmp_path / "seen.bloom", capacity=1000, fpr=1e-6)
+    bound = bloom.bound_to(env)
+    assert isinstance(bound, MarkLog)
+    keys = np.array([5, 7, 5, 9], dtype=np.uint64)
+    with pytest.raises(RuntimeError):
+        with env.begin() as txn:
+            assert bound.add_many(keys, txn=txn).tolist() == [True, True, False, True]
+            raise RuntimeError("the enqueue failed")
+    assert not bloom.contains_many(keys).any(), "marked although the transaction aborted"
+    with env.begin() as txn:
+        assert bound.add_many(keys, txn=txn).tolist() == [True, True, False, True]
+        assert not bloom.contains_many(keys).any(), "marked before the commit"
+    assert bloom.contains_many(keys).all()
+
+
+def test_marks_committed_but_not_yet_in_the_bloom_file_are_replayed_when_bound_again(tmp_path, env):
+    from pycrawler.seen.mark_log import LOG_DATABASE, MarkLog
+
+    keys = np.array([11, 12, 13], dtype=np.uint64)
+    log = env.open_database(LOG_DATABASE, create=True)
+    log.put((0).to_bytes(8, "big"), keys.astype(">u8").tobytes())  # what a kill after the commit leaves
+    bloom = BloomFilter.create(tmp_path / "seen.bloom", capacity=1000, fpr=1e-6)
+    MarkLog(bloom, env)
+    assert bloom.contains_many(keys).all()
+    assert log.count() == 0

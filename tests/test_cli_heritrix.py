@@ -19,6 +19,7 @@ from java_programs import LEG_JE_VERSION, LEG_LOG_VERSION
 from pycrawler.frontier.workqueues import WorkQueueFrontier, decode_entry, decode_key
 from pycrawler.heritrix import canonicalize, create_key
 from pycrawler.seen.drum import DrumVisited
+from pycrawler.store import Environment
 
 URLS = crawl(24)
 SEEN = [u.uri for u in URLS[::2]]
@@ -124,7 +125,7 @@ def test_import_fills_a_work_queue_frontier_in_place_and_a_seen_table_keyed_as_h
                   for k, v in frontier.pending.items() if v]
     # Every URL at its Heritrix place: directive, precedence (the holder cost), ordinal.
     assert sorted(places) == sorted((u.uri, len(u.path_from_seed), u.directive, u.cost, u.ordinal) for u in URLS)
-    with DrumVisited(tmp_path / "py" / "drum") as table:
+    with Environment(tmp_path / "py") as env, DrumVisited(tmp_path / "py" / "drum", env=env) as table:
         keys = np.array([create_key(canonicalize(u.uri)) for u in URLS], dtype=np.uint64)
         assert table.contains_many(keys).tolist() == [i % 2 == 0 for i in range(len(URLS))]
     again = pycrawler("heritrix", "import", state, "--into", tmp_path / "py")
@@ -217,7 +218,6 @@ def test_a_heritrix_3_store_served_by_je_18_reads_the_same_through_its_address(s
 
 def databases(path) -> dict[str, tuple]:
     """Per database: sorted duplicates, stored key prefixing, every record."""
-    from pycrawler.store import Environment
 
     with Environment(path, read_only=True) as env:
         prefixing = env.stored_key_prefixing()

@@ -174,3 +174,48 @@ def test_host_cache_misses_then_hits(tmp_path):
         cache.lookup_many(["a.example"])
         cache.flush()
         assert answers[-1] == ("a.example", b"User-agent: *\nDisallow: /private", None)
+
+
+def test_bound_drum_merges_in_the_callers_transaction_and_keeps_its_files_until_the_commit(tmp_path, env):
+    seen = DrumVisited(tmp_path / "drum", env=env, num_buckets=2)
+    assert seen.bound_to(env) is seen
+    delivered = []
+    seen.set_receiver(lambda keys, aux, unique: delivered.extend(zip(keys.tolist(), aux, unique.tolist())))
+    with pytest.raises(RuntimeError):
+        with env.begin() as txn:
+            seen.add_batch(np.array([3, 4], dtype=np.uint64), ["a", "b"], txn=txn)
+            seen.flush(txn=txn)
+            raise RuntimeError("what the receiver wrote failed")
+    assert seen.drum.count() == 0, "the merge committed without the receiver's writes"
+    assert list((tmp_path / "drum" / "buckets").glob("*.kv")), "the only copy of the operations was deleted"
+    with env.begin() as txn:
+        seen.add_batch(np.array([4, 5], dtype=np.uint64), ["c", "d"], txn=txn)
+    assert list((tmp_path / "drum" / "buckets").glob("*.kv")), "a bound add_batch left its checks in RAM"
+
+
+def test_checks_queued_through_a_bound_add_batch_survive_an_abandoned_process(tmp_path, env):
+    first = DrumVisited(tmp_path / "drum", env=env, num_buckets=2)
+    with env.begin() as txn:
+        first.add_batch(np.array([8, 9], dtype=np.uint64), ["x", "y"], txn=txn)
+    first.drum.repository.close()  # what a kill -9 leaves: the buckets on disk, nothing merged
+    again = DrumVisited(tmp_path / "drum", env=env, num_buckets=2)
+    delivered = []
+    again.set_receiver(lambda keys, aux, unique: delivered.extend(zip(aux, unique.tolist())))
+    with env.begin() as txn:
+        again.flush(txn=txn)
+    assert sorted(delivered) == [("x", True), ("y", True)]
+
+
+def test_a_drum_repository_in_its_own_environment_is_adopted_by_the_state(tmp_path):
+    from pycrawler.seen.tables import open_visited
+    from pycrawler.store import Environment
+
+    state = tmp_path / "state"
+    with DrumVisited(state / "drum") as old:  # the layout before: drum/repository
+        old.add_many(np.array([21, 22], dtype=np.uint64))
+    assert (state / "drum" / "repository").is_dir()
+    with Environment(state, create=True) as env:
+        with open_visited("drum", env, state, bloom_capacity=10) as seen:
+            assert seen.joins_transactions_of(env)
+            assert seen.contains_many(np.array([21, 22, 23], dtype=np.uint64)).tolist() == [True, True, False]
+    assert not (state / "drum" / "repository").exists()

@@ -198,7 +198,8 @@ def test_an_imported_heritrix_crawl_continues_where_heritrix_stopped(served, tmp
         (base + "c.html", "L", base + "index.html"), (base + "f.html", "LL", base + "b.html")]
 
     from pycrawler.seen.drum import DrumVisited
-    with DrumVisited(state / "drum") as seen:  # the new link went in under Heritrix's key
+    from pycrawler.store import Environment
+    with Environment(state) as env, DrumVisited(state / "drum", env=env) as seen:  # the new link went in under Heritrix's key
         assert seen.contains_many(heritrix_keys([base + "f.html", base + "d.html"])).tolist() == [True, False]
     assert json.loads((state / "crawl.json").read_text())["seen_key"] == "heritrix"
 

@@ -112,7 +112,7 @@ def visited_table(kind, env, tmp_path):
     if kind == "bloom":
         return BloomFilter.create(tmp_path / "seen.bloom", capacity=10_000, fpr=1e-6)
     if kind == "drum":
-        return DrumVisited(tmp_path / "drum")
+        return DrumVisited(tmp_path / "drum", env=env)
     return ExactVisited(env, "visited")
 
 

@@ -56,8 +56,11 @@ State folder: one JE environment (the frontier's ``pending``, ``queues``, ``retr
 ``frontier_meta``; ``visited`` for ``--seen exact``; ``fetched``: URL (StringBinding) ->
 CrawlUrl record (binding ``crawl_url``); ``robots``; a cluster worker's ``outbox`` and ``forwarded``),
 ``crawl.log``, ``crawl.json`` (the settings a resumed crawl must keep), ``visited.bloom`` or
-``drum/`` for the other Visited tables. ``pycrawler heritrix import`` writes such a folder
-from a Heritrix crawl (:mod:`pycrawler.heritrix.migrate`).
+``drum/`` (DRUM's bucket files; its repository is ``drum.blocks`` and ``drum.meta`` of the
+environment, and ``visited_marks`` logs the Bloom file's marks until they are made) for the
+other Visited tables, each bound to the environment's transactions (docs/frontier.md).
+``pycrawler heritrix import`` writes such a folder from a Heritrix crawl
+(:mod:`pycrawler.heritrix.migrate`).
 
 Kept settings (:data:`KEPT_SETTINGS`): the Visited table, the queue policy, the
 canonicaliser and the seen-key scheme. A setting left unset (None) takes the folder's value

@@ -312,7 +312,9 @@ class WorkQueueFrontier(TodoFrontier):
         self.queue_records = env.open_database(QUEUES, create=make) if make or QUEUES in names else None
         self.retry_records = env.open_database(RETRIES, create=make) if make or RETRIES in names else None
         self.meta = env.open_database(META, create=make) if make or META in names else None
-        self.visited = visited
+        # Bound: the table calls a URL seen only once the transaction that enqueued it commits.
+        self.visited = visited.bound_to(env) if visited is not None and not self.read_only else visited
+        self._delivery = None   # the transaction an asynchronous table's results are enqueued in
         self.assignment = get_assignment(assignment)
         self.seen_key = self._bind_seen_key(seen_key, fresh=PENDING not in names)
         self.lifo = self._bind_order(lifo, fresh=PENDING not in names)
@@ -345,8 +347,8 @@ class WorkQueueFrontier(TodoFrontier):
         self._first_uncommitted = 0.0
         self.totals = collections.Counter()
         self._next_ordinal = 0
-        if visited is not None and not isinstance(visited, SynchronousVisited):
-            visited.set_receiver(self._receive)
+        if self.visited is not None and not isinstance(self.visited, SynchronousVisited):
+            self.visited.set_receiver(self._receive)
         self._load()
 
     @classmethod
@@ -536,13 +538,9 @@ class WorkQueueFrontier(TodoFrontier):
         records = [items[i] for i in valid]
         with self._lock:
             if isinstance(self.visited, SynchronousVisited):
-                # An exact set in this environment is updated in the enqueue's transaction: a
-                # crash between the two would otherwise leave URLs seen but never enqueued.
+                # The table's marks commit with the enqueue (it is bound to this environment).
                 with self.env.begin() as txn:
-                    if self.visited.joins_transactions_of(self.env):
-                        unique = self.visited.add_many(seen_keys, txn=txn)
-                    else:
-                        unique = self.visited.add_many(seen_keys)
+                    unique = self.visited.add_many(seen_keys, txn=txn)
                     chosen = np.arange(len(valid)) if force else np.flatnonzero(unique)
                     chosen = chosen.tolist()
                     chosen_urls = [fetch_urls[i] for i in chosen]
@@ -555,14 +553,15 @@ class WorkQueueFrontier(TodoFrontier):
                 result.unique[valid] = unique
             else:
                 values = encode_entries(records, fetch_urls, layer)
-                if force:
-                    result.enqueued = self._enqueue(fetch_urls, values, directive, precedence)
-                    self.visited.add_batch(seen_keys)
-                else:
-                    head = bytes((directive, min(precedence, MAX_PRECEDENCE)))
-                    before = self.totals["enqueued"]
-                    self.visited.add_batch(seen_keys, [head + v for v in unpack(*values)])
-                    result.enqueued = self.totals["enqueued"] - before
+                with self._delivering() as txn:
+                    if force:
+                        result.enqueued = self._enqueue(fetch_urls, values, directive, precedence, txn)
+                        self.visited.add_batch(seen_keys, txn=txn)
+                    else:
+                        head = bytes((directive, min(precedence, MAX_PRECEDENCE)))
+                        before = self.totals["enqueued"]
+                        self.visited.add_batch(seen_keys, [head + v for v in unpack(*values)], txn=txn)
+                        result.enqueued = self.totals["enqueued"] - before
         self.totals["rejected"] += result.rejected
         self.totals["duplicates"] += result.duplicates
         return result
@@ -581,11 +580,22 @@ class WorkQueueFrontier(TodoFrontier):
         keys = as_keys(keys)
         if not len(keys):
             return
-        with self._lock:
+        with self._lock, self._delivering() as txn:
             if isinstance(self.visited, SynchronousVisited):
-                self.visited.add_many(keys)
+                self.visited.add_many(keys, txn=txn)
             else:  # payload-less keys: learnt, never enqueued
-                self.visited.add_batch(keys)
+                self.visited.add_batch(keys, txn=txn)
+
+    @contextlib.contextmanager
+    def _delivering(self):
+        """A transaction for a call to the Visited table: what the table writes, and the URLs
+        it delivers as new meanwhile (enqueued by :meth:`_receive`), commit together in it."""
+        with self.env.begin() as txn:
+            self._delivery = txn
+            try:
+                yield txn
+            finally:
+                self._delivery = None
 
     def _receive(self, keys, aux: Sequence, unique) -> None:
         """Receiver of an asynchronous Visited table: enqueue what it calls new."""
@@ -599,7 +609,7 @@ class WorkQueueFrontier(TodoFrontier):
         with self._lock:
             for head, values in by_order.items():
                 urls = [_read_string(v, 1)[0] for v in values]
-                self._enqueue(urls, pack(values), head[0], head[1])
+                self._enqueue(urls, pack(values), head[0], head[1], self._delivery)
 
     def _enqueue(self, urls: list[str], values: tuple[bytes, np.ndarray], directive: int, precedence: int,
                  txn=None) -> int:
@@ -950,7 +960,8 @@ class WorkQueueFrontier(TodoFrontier):
         with self._lock:
             if not self.read_only:
                 if self.visited is not None:
-                    self.visited.flush()
+                    with self._delivering() as txn:
+                        self.visited.flush(txn=txn)
                 self._commit(records=True)
 
     # -- the TODO protocol ---------------------------------------------------------------------------

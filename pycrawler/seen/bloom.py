@@ -359,7 +359,7 @@ class BloomFilter(SynchronousVisited):
         return self.count
 
     # -- persistence -------------------------------------------------------------------------
-    def flush(self) -> None:
+    def flush(self, txn=None) -> None:
         """Write the count into the header (the bits are already in the mapping)."""
         if self._map is not None and self._map.mode == "r+":
             self._map[:HEADER_SIZE] = np.frombuffer(

@@ -55,19 +55,19 @@ class CachedVisited(Visited):
         super().set_receiver(receiver)
         self.table.set_receiver(receiver)
 
-    def add_batch(self, keys, aux: Sequence[Any] | None = None) -> None:
+    def add_batch(self, keys, aux: Sequence[Any] | None = None, txn=None) -> None:
         keys = as_keys(keys)
         if aux is not None and len(aux) != len(keys):
             raise BadInput(f"aux has {len(aux)} entries for {len(keys)} keys")
         hit = self.cache.access(keys)
         if not hit.all():
-            self.table.add_batch(keys[~hit], _pick(aux, ~hit))
+            self.table.add_batch(keys[~hit], _pick(aux, ~hit), txn=txn)
         if hit.any() and self._receiver is not None:
             hits = int(np.count_nonzero(hit))
             self._receiver(keys[hit], _pick(aux, hit) or [None] * hits, np.zeros(hits, dtype=bool))
 
-    def flush(self) -> None:
-        self.table.flush()
+    def flush(self, txn=None) -> None:
+        self.table.flush(txn=txn)
 
     def add_many(self, keys, **options) -> np.ndarray:
         """Check+update now; ``options`` (an exact set's ``txn``) go to the table."""
@@ -88,6 +88,12 @@ class CachedVisited(Visited):
     def joins_transactions_of(self, env) -> bool:
         return self.table.joins_transactions_of(env)
 
+    def bound_to(self, env) -> CachedVisited:
+        """The same cache in front of the table bound to ``env``: the cache only answers for
+        keys already sent to the table, so binding the table binds them both."""
+        table = self.table.bound_to(env)
+        return self if table is self.table else cached(table, self.cache)
+
     def __len__(self) -> int:
         return len(self.table)
 
@@ -100,6 +106,8 @@ class CachedVisited(Visited):
 
 class CachedSynchronousVisited(SynchronousVisited, CachedVisited):
     """A synchronous table behind a cache: every add is resolved (and delivered) at once."""
+
+    bound_to = CachedVisited.bound_to  # the table is bound behind the cache, not the pair wrapped
 
 
 def cached(table: Visited, cache: UrlCache) -> CachedVisited:

@@ -22,6 +22,17 @@ and URL forms) return answers directly and never involve the receiver.
 
 Keys are 64-bit unsigned ints; URL forms key URLs with
 :func:`pycrawler.keys.fingerprints64` (the first 8 bytes of MD5).
+
+**Bound to a JE environment** (:meth:`Visited.bound_to`): a frontier keeps its URLs in JE and
+a table must never call a URL seen unless the transaction that enqueued it (or recorded why
+not) has committed, or a crash in between loses the URL. A bound table takes that
+transaction (``txn`` of :meth:`Visited.add_many`, :meth:`Visited.add_batch`,
+:meth:`Visited.flush`): what it writes for the keys commits with it, the results it delivers
+during the call are delivered for the receiver to write in it, and the checks it queues survive
+a crash once the call returns. The exact set in the frontier's environment and DRUM with its
+repository there write in the transaction itself; a table that cannot (a Bloom file, an
+exact set elsewhere) is bound through :class:`~pycrawler.seen.mark_log.MarkLog`, which marks
+keys only after the commit, from a log committed in it.
 """
 
 from __future__ import annotations
@@ -79,16 +90,18 @@ class Visited(ABC):
 
     # -- the asynchronous protocol -----------------------------------------------------------
     @abstractmethod
-    def add_batch(self, keys, aux: Sequence[Any] | None = None) -> None:
-        """Queue a check+update of each key; ``aux[i]`` travels with ``keys[i]`` to the receiver."""
+    def add_batch(self, keys, aux: Sequence[Any] | None = None, txn=None) -> None:
+        """Queue a check+update of each key; ``aux[i]`` travels with ``keys[i]`` to the receiver
+        (``txn``: of a bound table, see the module docstring)."""
 
     def add(self, key: int, aux: Any = None) -> None:
         """Queue a check+update of one key."""
         self.add_batch(np.array([key], dtype=np.uint64), [aux])
 
     @abstractmethod
-    def flush(self) -> None:
-        """Resolve every queued check and deliver the results to the receiver."""
+    def flush(self, txn=None) -> None:
+        """Resolve every queued check and deliver the results to the receiver (``txn``: of a
+        bound table)."""
 
     # -- synchronous conveniences --------------------------------------------------------------
     @abstractmethod
@@ -118,9 +131,20 @@ class Visited(ABC):
         return self.contains_many(fingerprints64(urls))
 
     def joins_transactions_of(self, env) -> bool:
-        """Whether :meth:`add_many` takes a ``txn`` of JE environment ``env`` (an exact set in
-        it does), so a caller can commit the table's updates with its own writes."""
+        """Whether the table writes in transactions of JE environment ``env`` (an exact set or
+        a DRUM repository in it does), so a caller can commit its updates with its own writes."""
         return False
+
+    def bound_to(self, env) -> "Visited":
+        """This table as one bound to ``env`` (see the module docstring): itself when it joins
+        ``env``'s transactions. An asynchronous table decides what it calls new only as it
+        writes its marks, so it must join them."""
+        if self.joins_transactions_of(env):
+            return self
+        from ..errors import BadInput
+
+        raise BadInput(f"{self!r} does not write in the transactions of {env.path}: a crash would leave URLs "
+                       "it calls seen outside the frontier (give it that environment)")
 
     # -- life cycle --------------------------------------------------------------------------
     @abstractmethod
@@ -137,15 +161,24 @@ class Visited(ABC):
 class SynchronousVisited(Visited):
     """A table that resolves every add at once: queued adds are delivered before they return."""
 
-    def add_batch(self, keys, aux: Sequence[Any] | None = None) -> None:
+    def add_batch(self, keys, aux: Sequence[Any] | None = None, txn=None) -> None:
         keys = as_keys(keys)
         if aux is not None and len(aux) != len(keys):
             from ..errors import BadInput
 
             raise BadInput(f"aux has {len(aux)} entries for {len(keys)} keys")
-        unique = self.add_many(keys)
+        unique = self.add_many(keys) if txn is None else self.add_many(keys, txn=txn)
         if self._receiver is not None:
             self._receiver(keys, [None] * len(keys) if aux is None else aux, unique)
 
-    def flush(self) -> None:
+    def flush(self, txn=None) -> None:
         """Nothing is ever queued."""
+
+    def bound_to(self, env) -> "Visited":
+        """Itself when it joins ``env``'s transactions, else behind a
+        :class:`~pycrawler.seen.mark_log.MarkLog` in ``env``."""
+        if self.joins_transactions_of(env):
+            return self
+        from .mark_log import MarkLog
+
+        return MarkLog(self, env)

@@ -57,7 +57,7 @@ def make_visited(kind: str, scratch: Path, capacity: int, env: Environment):
     if kind == "drum":
         from pycrawler.seen.drum import DrumVisited
 
-        return DrumVisited(scratch / "drum")
+        return DrumVisited(scratch / "drum", env=env)
     from pycrawler.seen.exact import ExactVisited
 
     return ExactVisited(env, "visited", create=True)

@@ -193,11 +193,23 @@ class DiskBucket:
 
     def rotate(self) -> None:
         """After a merge committed this generation: delete its files, start the next one."""
+        self.retire()()
+
+    def retire(self):
+        """After a merge of this generation: start the next one, and return what deletes this
+        one's files, to be called once the merge is committed (until then they are the only
+        copy of its operations). Reopening before that commit replays this generation only,
+        so nothing may be appended to the next one in between."""
         self.close()
-        self._path("kv").unlink(missing_ok=True)
-        self._path("aux").unlink(missing_ok=True)
+        paths = (self._path("kv"), self._path("aux"))
         self.generation += 1
         self.size = 0
+
+        def delete() -> None:
+            for path in paths:
+                path.unlink(missing_ok=True)
+
+        return delete
 
     def close(self) -> None:
         for f in (self._aux, self._kv):

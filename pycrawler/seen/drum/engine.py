@@ -85,21 +85,32 @@ class Drum:
     def check_update(self, key, value: bytes = b"", aux=None) -> None:
         self.check_update_many([key], [value], None if aux is None else [aux])
 
-    def check_many(self, keys, aux=None) -> None:
+    def check_many(self, keys, aux=None, txn=None) -> None:
         """Classify each key as unique or duplicate (the stored value comes with a duplicate)."""
-        self._submit(CHECK, keys, None, aux)
+        self._submit(CHECK, keys, None, aux, txn)
 
-    def update_many(self, keys, values, aux=None) -> None:
+    def update_many(self, keys, values, aux=None, txn=None) -> None:
         """Store each key with its value (overwriting)."""
-        self._submit(UPDATE, keys, values, aux)
+        self._submit(UPDATE, keys, values, aux, txn)
 
-    def check_update_many(self, keys, values=None, aux=None) -> None:
+    def check_update_many(self, keys, values=None, aux=None, txn=None) -> None:
         """Classify each key, then store it with its value (empty when ``values`` is None)."""
-        self._submit(CHECK_UPDATE, keys, values, aux)
+        self._submit(CHECK_UPDATE, keys, values, aux, txn)
 
-    def synchronize(self) -> None:
-        """Merge every bucket now; on return, every operation so far is committed and dispatched."""
-        self._merge_all()
+    def synchronize(self, txn=None) -> None:
+        """Merge every bucket now; on return, every operation so far is dispatched, and
+        committed (with ``txn``: written in it, committed when it commits).
+
+        The ``txn`` of every operation method is the same: a transaction of the repository's
+        environment that a merge the call runs writes in, and whose commit its dispatcher's
+        writes in it join. The merged bucket files are deleted only once it has committed."""
+        self._merge_all(txn)
+
+    def persist(self) -> None:
+        """Append every RAM buffer to its disk bucket: the operations queued so far then
+        survive a crash (kill -9) and are merged after reopening, as if never interrupted."""
+        for b in range(self.num_buckets):
+            self._spill(b)
 
     def close(self) -> None:
         """Synchronize, then release the files and the repository (idempotent)."""
@@ -161,7 +172,7 @@ class Drum:
         return blobs
 
     # -- buckets -------------------------------------------------------------------------
-    def _submit(self, op: int, keys, values, aux) -> None:
+    def _submit(self, op: int, keys, values, aux, txn) -> None:
         if self.closed:
             raise BadInput(f"DRUM {self.path} is closed")
         keys = self._internal_keys(keys)
@@ -181,7 +192,7 @@ class Drum:
                 self._buffer(b, Operations(keys[idx], op, values.take(idx) if values is not None else None,
                                                 aux.take(idx) if aux is not None else None))
         if any(disk.size > self.bucket_bytes for disk in self._disk):
-            self._merge_all()
+            self._merge_all(txn)
 
     def _buffer(self, b: int, ops: Operations) -> None:
         self._ram[b].append(ops)
@@ -197,25 +208,28 @@ class Drum:
             self._ram_count[b] = 0
 
     # -- merge ---------------------------------------------------------------------------
-    def _merge_all(self) -> None:
+    def _merge_all(self, txn=None) -> None:
         """Merge every bucket, lowest key range first: one ordered walk of the repository."""
         for b in range(self.num_buckets):
             self._spill(b)
             if self._disk[b].size:
-                self._merge(b)
+                self._merge(b, txn)
 
-    def _merge(self, b: int) -> None:
+    def _merge(self, b: int, txn=None) -> None:
         disk = self._disk[b]
         if self._sync_files:
             disk.sync()
         ops = disk.read()
         result = self.repository.merge(b, disk.generation, ops.keys, ops.ops, ops.values,
-                                       want_values="duplicate_key_check" in self._wanted)
-        # Committed (blocks + marker): from here on this generation must never merge again.
+                                       want_values="duplicate_key_check" in self._wanted, txn=txn)
+        # Committed (blocks + marker), or committing with txn: this generation must never merge again.
         self.merges += 1
         calls = self._routes(ops, result)
         aux = disk.read_aux(len(ops)) if calls else None
-        disk.rotate()
+        if txn is None:
+            disk.rotate()
+        else:
+            txn.after_commit(disk.retire())
         for name, idx, values in calls:
             keys = self._external_keys(ops.keys[idx])
             aux_of = aux.take(idx) if aux is not None else Blobs.empty(len(idx))

@@ -67,8 +67,10 @@ class Repository:
         return 0 if raw is None else MARKER.unpack(bytes(raw))[0]
 
     def merge(self, bucket: int, generation: int, keys: np.ndarray, ops: np.ndarray | int,
-              values: Blobs | None, want_values: bool) -> MergeResult:
-        """Merge one bucket generation's operations (arrival order) and commit its marker."""
+              values: Blobs | None, want_values: bool, txn=None) -> MergeResult:
+        """Merge one bucket generation's operations (arrival order) and commit its marker; with
+        ``txn`` (a transaction of the repository's environment), write both in it instead,
+        so they commit with the caller's own writes."""
         words = np.ascontiguousarray(keys, dtype=np.uint64).view(np.int64).ravel()
         uniform = isinstance(ops, int)
         vals = voff = None
@@ -76,9 +78,10 @@ class Repository:
             vals = self._bytes(values.data[values.offsets[0]:values.offsets[-1]].tobytes())
             voff = self._ints((values.offsets - values.offsets[0]).astype(np.int32))
         with je_errors(self._where):
-            result = self.java.merge(self._longs(words), None if uniform else self._bytes(ops.view(np.int8)),
-                                     ops if uniform else 0, vals, voff, want_values,
-                                     self._bytes(self._marker_key(bucket)), self._bytes(MARKER.pack(generation)))
+            arguments = (self._longs(words), None if uniform else self._bytes(ops.view(np.int8)), ops if uniform else 0,
+                         vals, voff, want_values, self._bytes(self._marker_key(bucket)),
+                         self._bytes(MARKER.pack(generation)))
+            result = self.java.merge(*arguments) if txn is None else self.java.mergeIn(txn.java, *arguments)
         found = np.asarray(result.found).view(np.bool_)
         checked = None
         if want_values:

@@ -76,25 +76,36 @@ class _Route(Dispatcher):
 
 
 class DrumVisited(Visited):
-    """A Visited table on a :class:`Drum` in folder ``path`` (``drum_options`` go to Drum).
+    """A Visited table on a :class:`Drum` in folder ``path`` (``drum_options`` go to Drum;
+    ``env=``: its repository in that JE environment, which the table is then bound to).
 
     Results reach the receiver when DRUM merges (a disk bucket filled, :meth:`flush`, or
     :meth:`close`). The synchronous conveniences (:meth:`add_many`, :meth:`contains_many`)
     merge at once, delivering every queued result too: use them sparingly.
+
+    Bound (a ``txn`` given): a merge the call runs writes its blocks and marker in ``txn``, and
+    its results reach the receiver to be written in ``txn`` too, so a URL is in the repository
+    only if what the receiver made of it is committed; and the call ends by appending the RAM
+    buffers to the bucket files, so the checks it queued are replayed after a crash.
     """
 
     def __init__(self, path, **drum_options):
         self._answers: np.ndarray | None = None
         self.drum = Drum(path, _Route(self), **drum_options)
 
-    def add_batch(self, keys, aux: Sequence[Any] | None = None) -> None:
+    def add_batch(self, keys, aux: Sequence[Any] | None = None, txn=None) -> None:
         keys = as_keys(keys)
         if aux is not None and len(aux) != len(keys):
             raise BadInput(f"aux has {len(aux)} entries for {len(keys)} keys")
-        self.drum.check_update_many(keys, aux=None if aux is None else encode_payloads(aux))
+        self.drum.check_update_many(keys, aux=None if aux is None else encode_payloads(aux), txn=txn)
+        if txn is not None:
+            self.drum.persist()
 
-    def flush(self) -> None:
-        self.drum.synchronize()
+    def flush(self, txn=None) -> None:
+        self.drum.synchronize(txn)
+
+    def joins_transactions_of(self, env) -> bool:
+        return self.drum.env is env
 
     def add_many(self, keys) -> np.ndarray:
         keys = as_keys(keys)
@@ -133,3 +144,6 @@ class DrumVisited(Visited):
 
     def close(self) -> None:
         self.drum.close()
+
+    def __repr__(self) -> str:
+        return f"<DrumVisited {str(self.drum.path)!r}>"

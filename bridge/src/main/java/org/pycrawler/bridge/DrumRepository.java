@@ -84,15 +84,12 @@ public final class DrumRepository {
      */
     public Result merge(long[] keys, byte[] ops, byte uniformOp, byte[] vals, int[] voff, boolean wantValues,
             byte[] markerKey, byte[] markerValue) throws DatabaseException {
-        int n = keys.length / words;
-        int[] order = KeyOrder.sort(keys, words, n);
-        Merge m = new Merge(keys, ops, uniformOp, vals, voff, wantValues, n, order);
         Transaction txn = env.beginTransaction(null, null);
         boolean ok = false;
         try {
-            m.run(txn);
-            meta.put(txn, new DatabaseEntry(markerKey), new DatabaseEntry(markerValue));
+            Result result = mergeIn(txn, keys, ops, uniformOp, vals, voff, wantValues, markerKey, markerValue);
             ok = true;
+            return result;
         } finally {
             if (ok) {
                 txn.commit();
@@ -100,6 +97,20 @@ public final class DrumRepository {
                 txn.abort();
             }
         }
+    }
+
+    /**
+     * {@link #merge}, written in the caller's transaction {@code txn} of the repository's
+     * environment and left to it to commit: the caller's own writes (what the merge's results
+     * lead to) then commit atomically with the blocks and the marker.
+     */
+    public Result mergeIn(Transaction txn, long[] keys, byte[] ops, byte uniformOp, byte[] vals, int[] voff,
+            boolean wantValues, byte[] markerKey, byte[] markerValue) throws DatabaseException {
+        int n = keys.length / words;
+        int[] order = KeyOrder.sort(keys, words, n);
+        Merge m = new Merge(keys, ops, uniformOp, vals, voff, wantValues, n, order);
+        m.run(txn);
+        meta.put(txn, new DatabaseEntry(markerKey), new DatabaseEntry(markerValue));
         return m.result();
     }
 

@@ -26,6 +26,14 @@ def page(title: str, links: list[str], body: str = "") -> str:
             f"<body>{body}{anchors}</body></html>")
 
 
+def write_pages(root: Path, site: dict[str, list[str]]) -> Path:
+    """A small site at ``root``: each page (a file name) with its links (file names)."""
+    root.mkdir()
+    for name, links in site.items():
+        (root / name).write_text(page(name, links))
+    return root
+
+
 def write_site(root: Path, pages: int = 300, *, seed: int = 7, orphans: int = 5) -> set[str]:
     """``pages`` HTML pages in ten folders, each reachable from ``index.html`` (a random tree
     plus random cross links, relative and absolute-path forms, fragments, a dangling link),

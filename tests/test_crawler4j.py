@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, missing, with_je
-from crawl_sites import CountingServer, page, run_crawl
+from crawl_sites import CountingServer, run_crawl, write_pages
 
 TARGET = ROOT / "target"
 CRAWLER4J = {"4.2": "5.0.73", "3.5": "4.0.92"}
@@ -213,11 +213,7 @@ SITE = {"index.html": ["a.html", "b.html", "c.html"], "a.html": ["d.html"], "b.h
 
 
 def test_an_imported_crawl4j_frontier_continues_where_crawler4j_stopped(writers, tmp_path):
-    root = tmp_path / "site"
-    root.mkdir()
-    for name, links in SITE.items():
-        (root / name).write_text(page(name, links))
-    server = CountingServer(root)
+    server = CountingServer(write_pages(tmp_path / "site", SITE))
     with server as base:
         # crawler4j fetched index and a; c is in process; b and e wait (e at a higher priority).
         script = Script()

@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 import pytest
-from crawl_sites import ROOT, CountingServer, page, run_crawl
+from crawl_sites import ROOT, CountingServer, run_crawl, write_pages
 from heritrix_stores import Queued, write_h1
 
 from pycrawler.errors import BadInput
@@ -153,11 +153,7 @@ SITE = {"index.html": ["a.html", "b.html", "c.html"], "a.html": ["d.html"], "b.h
 
 @pytest.fixture
 def served(tmp_path):
-    root = tmp_path / "site"
-    root.mkdir()
-    for name, links in SITE.items():
-        (root / name).write_text(page(name, links))
-    server = CountingServer(root)
+    server = CountingServer(write_pages(tmp_path / "site", SITE))
     with server as base:
         yield base, server
 

@@ -8,7 +8,6 @@ import re
 import subprocess
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "target"

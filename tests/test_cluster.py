@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import signal
 import subprocess
 import sys

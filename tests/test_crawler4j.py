@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, missing, with_je
-from crawl_sites import CountingServer, run_crawl, write_pages
+from crawl_sites import CountingServer, write_pages
 
 TARGET = ROOT / "target"
 CRAWLER4J = {"4.2": "5.0.73", "3.5": "4.0.92"}

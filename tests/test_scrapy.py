@@ -12,6 +12,7 @@ skip elsewhere.
 
 from __future__ import annotations
 
+import importlib.util
 import pickle
 import re
 import signal
@@ -26,9 +27,7 @@ import pytest
 from conftest import missing
 from crawl_sites import ROOT, CountingServer, write_site
 
-try:
-    import scrapy  # noqa: F401  (the test extra's; tests drive it in child processes)
-except ImportError:
+if importlib.util.find_spec("scrapy") is None:  # the test extra's; tests drive it in child processes
     missing("Scrapy is not installed (scripts/setup installs the test extra)")
 
 SPIDER = Path(__file__).with_name("scrapy_spider.py")

@@ -36,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import jvm, store
-from ..errors import BadInput, PycrawlerError, SetupError, StoreLocked
+from .. import store
+from ..errors import BadInput, PycrawlerError, StoreLocked
 from ..store import Environment, gateway_address, logfile
 from ..store.packing import pack_fixed
 from . import checkpoints

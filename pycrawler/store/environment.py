@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from .. import jvm
-from ..errors import BadInput, SetupError
+from ..errors import BadInput
 from . import je_choice, logfile
 from .access import LocalAccess, environment_impl
 from .environments import Environments

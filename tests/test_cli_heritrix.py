@@ -16,7 +16,8 @@ from gateways import Server, runtime  # noqa: F401 -- runtime: a fixture
 from heritrix_stores import Holder, crawl, early_crawl_uri, queue_order, seen_keys, write_h1
 from java_programs import LEG_JE_VERSION, LEG_LOG_VERSION
 
-from pycrawler.frontier.workqueues import WorkQueueFrontier, decode_entry, decode_key
+from pycrawler.frontier.pending_records import decode_entry, decode_key
+from pycrawler.frontier.workqueues import WorkQueueFrontier
 from pycrawler.heritrix import canonicalize, create_key
 from pycrawler.seen.drum import DrumVisited
 from pycrawler.store import Environment

@@ -20,7 +20,8 @@ from heritrix_stores import Queued, write_h1
 from pycrawler.errors import BadInput
 from pycrawler.frontier.assignment import get_assignment
 from pycrawler.frontier.politeness import Outcome, Politeness
-from pycrawler.frontier.workqueues import HIGH, HIGHEST, NORMAL, WorkQueueFrontier, decode_key
+from pycrawler.frontier.pending_records import HIGH, HIGHEST, NORMAL, decode_key
+from pycrawler.frontier.workqueues import WorkQueueFrontier
 from pycrawler.heritrix.migrate import detect_queue_policy, heritrix_keys
 from pycrawler.keys import fingerprints64
 from pycrawler.records.crawl_url import CrawlUrl, encode

@@ -291,7 +291,8 @@ def pycrawler_state_of(path: Path, keys: list[int]) -> tuple[list, list[bool]]:
     whether each key is in the exact seen table) of a pycrawler state written with JE 18."""
     script = """
 import json, sys
-from pycrawler.frontier.workqueues import WorkQueueFrontier, decode_entry, decode_key
+from pycrawler.frontier.pending_records import decode_entry, decode_key
+from pycrawler.frontier.workqueues import WorkQueueFrontier
 from pycrawler.seen.exact import ExactVisited
 import numpy as np
 path, keys = json.load(sys.stdin)
@@ -369,7 +370,8 @@ def test_a_crawl_written_as_a_journal_imports_back_to_the_same_pending_urls_and_
     """State -> journal (pycrawler heritrix journal) -> the Heritrix 3 state that imports it
     (its pending keys: the same queues in the same order; its seen set) -> heritrix import
     --recover-log: the same pending URLs at the same places, and the same seen set."""
-    from pycrawler.frontier.workqueues import WorkQueueFrontier, decode_entry, decode_key
+    from pycrawler.frontier.pending_records import decode_entry, decode_key
+    from pycrawler.frontier.workqueues import WorkQueueFrontier
 
     saw = crawl_state(tmp_path / "crawl")
     keys = heritrix_keys(saw).tolist()

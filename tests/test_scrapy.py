@@ -295,7 +295,7 @@ def test_a_request_comes_back_from_its_frontier_record_as_scrapy_serialized_it()
     from scrapy import Request
     from scrapy.spiders import Spider
 
-    from pycrawler.frontier.workqueues import decode_entry, encode_entry
+    from pycrawler.frontier.pending_records import decode_entry, encode_entry
     from pycrawler.scrapy.requests import RequestEncoder, loads, payload_of, to_record
 
     class ProbeSpider(Spider):

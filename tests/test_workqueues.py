@@ -5,13 +5,12 @@ from __future__ import annotations
 import pytest
 
 from pycrawler.errors import BadInput
-from pycrawler.frontier import workqueues
+from pycrawler.frontier import pending_records
 from pycrawler.frontier.politeness import Outcome, Politeness
-from pycrawler.frontier.workqueues import (
+from pycrawler.frontier.pending_records import (
     HIGH,
     HIGHEST,
     NORMAL,
-    WorkQueueFrontier,
     decode_entry,
     decode_key,
     encode_entries,
@@ -20,6 +19,7 @@ from pycrawler.frontier.workqueues import (
     pending_keys,
     queue_prefix,
 )
+from pycrawler.frontier.workqueues import WorkQueueFrontier
 from pycrawler.records.crawl_url import CrawlUrl, decode, encode
 from pycrawler.seen.exact import ExactVisited
 
@@ -98,7 +98,7 @@ def test_the_fast_entry_codec_writes_and_reads_what_the_crawl_url_codec_does(url
 @pytest.mark.parametrize("compiled", [False, True])
 def test_batch_entries_are_the_single_entries_packed(items, compiled, monkeypatch):
     if compiled:
-        monkeypatch.setattr(workqueues, "COMPILED_BATCH", 1)
+        monkeypatch.setattr(pending_records, "COMPILED_BATCH", 1)
     urls = [i.ori_url if isinstance(i, CrawlUrl) else i for i in items]
     data, offsets = encode_entries(items, urls, 7)
     assert [data[a:b] for a, b in zip(offsets[:-1], offsets[1:])] == [encode_entry(i, u, 7) for i, u in zip(items, urls)]
@@ -107,7 +107,7 @@ def test_batch_entries_are_the_single_entries_packed(items, compiled, monkeypatc
 @pytest.mark.parametrize("compiled", [False, True])
 def test_batch_keys_are_the_single_keys_packed(compiled, monkeypatch):
     if compiled:
-        monkeypatch.setattr(workqueues, "COMPILED_BATCH", 1)
+        monkeypatch.setattr(pending_records, "COMPILED_BATCH", 1)
     prefixes = [queue_prefix("a.example"), queue_prefix("\u00e9.example#8080")]
     data, offsets = pending_keys(prefixes, [1, 0, 1], HIGH, 300, (1 << 40) + 5)
     assert [data[a:b] for a, b in zip(offsets[:-1], offsets[1:])] == [

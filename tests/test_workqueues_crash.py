@@ -109,6 +109,6 @@ def test_no_url_is_lost_or_handed_out_twice_across_kills(tmp_path):
 
 
 def frontier_url(value: bytes) -> str:
-    from pycrawler.frontier.workqueues import decode_entry
+    from pycrawler.frontier.pending_records import decode_entry
 
     return decode_entry(value).ori_url

@@ -73,7 +73,7 @@ def import_frontier(frontier: Crawler4jFrontier, into: Path | str, *, seen_table
 def _restore_pending(frontier: Crawler4jFrontier, target, advance) -> dict[str, Any]:
     """Put the pending URLs into ``target`` in crawl order; ``advance(n)`` after each batch."""
     from ..crawl.engine import discovered
-    from ..frontier.workqueues import DEFAULT_PRECEDENCE, NORMAL
+    from ..frontier.pending_records import DEFAULT_PRECEDENCE, NORMAL
 
     rows = frontier.pending()
     urls = in_process = rank = 0

@@ -1,7 +1,7 @@
 """The compiled loops that build a bulk schedule batch of the work-queue frontier: pending
 keys and values as packed buffers, with no bytes object per URL (the large-batch path of
-:func:`pycrawler.frontier.workqueues.pending_keys` and
-:func:`~pycrawler.frontier.workqueues.encode_entries`; tests hold both paths equal)."""
+:func:`pycrawler.frontier.pending_records.pending_keys` and
+:func:`~pycrawler.frontier.pending_records.encode_entries`; tests hold both paths equal)."""
 
 from __future__ import annotations
 

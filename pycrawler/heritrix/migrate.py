@@ -124,7 +124,7 @@ def _import_pending(state: HeritrixState, frontier, batch: int, recovered, advan
     (``recovered``'s mismatched queues) queue behind them at the normal directive.
     ``advance(n)`` after each batch of ``n`` URLs read."""
     from ..crawl.engine import discovered
-    from ..frontier.workqueues import DEFAULT_PRECEDENCE, NORMAL
+    from ..frontier.pending_records import DEFAULT_PRECEDENCE, NORMAL
 
     rows = pending_urls(state, value_decoder(state)) if recovered is None else recovered.rows()
     chunk = list(islice(rows, batch))

@@ -45,7 +45,8 @@ def crawl_journal_lines(env: Environment, counts: dict[str, int]) -> Iterator[st
     """The journal lines of the crawl state in ``env`` (module docstring); ``counts`` receives
     lines per tag."""
     from ..crawl.engine import FETCHED, discovery
-    from ..frontier.workqueues import META, PENDING, decode_key
+    from ..frontier.pending_records import decode_key
+    from ..frontier.workqueues import META, PENDING
     from ..records.crawl_url import decode_many
 
     names = env.database_names()

@@ -56,7 +56,8 @@ from scrapy.core.scheduler import BaseScheduler
 from ..errors import BadInput, PycrawlerError
 from ..frontier.politeness import Outcome
 from ..frontier.todo import JE_CONFIG
-from ..frontier.workqueues import MAX_PRECEDENCE, WorkQueueFrontier
+from ..frontier.pending_records import MAX_PRECEDENCE
+from ..frontier.workqueues import WorkQueueFrontier
 from ..seen.cached import cached
 from ..seen.protocol import SynchronousVisited
 from ..seen.tables import open_visited

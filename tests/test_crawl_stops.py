@@ -215,7 +215,7 @@ def wait_until_open(crawl: subprocess.Popen, path, timeout: float = 60) -> None:
             if any(os.readlink(f"{fds}/{fd}") == str(path) for fd in os.listdir(fds)):
                 return
         time.sleep(0.005)
-    raise AssertionError("the crawl never opened the .open WARC file")
+    raise AssertionError(f"the crawl never opened {path.name}")
 
 
 def assert_one_line_stop(crawl_or_result, err: str, signum: int, phase: str) -> None:
@@ -286,4 +286,42 @@ def test_a_signal_during_close_lets_the_close_finish_then_stops_with_one_line(si
         done = run_crawl(base + "index.html", state, *options)
     assert done.returncode == 0, done.stderr
     assert "repaired" not in done.stdout  # the close had finished: nothing left to mend
+    assert_outputs_complete(state, warcs, base, reachable)
+
+
+UNCHECKPOINTED = """
+import os, sys
+from pycrawler.store import Environment
+env = Environment(sys.argv[1], durability="write_no_sync",
+                  config={"je.env.runCheckpointer": "false", "je.env.runCleaner": "false"})
+filler = env.open_database("filler", create=True)
+for start in range(0, int(sys.argv[2]), 50_000):
+    with env.begin() as txn:
+        filler.put_many([i.to_bytes(8, "big") for i in range(start, start + 50_000)], [os.urandom(100)] * 50_000, txn=txn)
+os._exit(0)  # as a kill -9 leaves it: all of it after the last checkpoint, for recovery to replay
+"""
+
+
+def test_a_signal_during_je_recovery_stops_at_once_with_one_line_and_resumes(site, warc_crawl, signum):
+    """JE's recovery is one long Java call; the crawl waits for it off the main thread, so a
+    signal stops the run at once, not when the recovery ends (here several seconds later)."""
+    root, reachable = site
+    state, warcs, options = warc_crawl
+    with CountingServer(root) as base:
+        first = run_crawl(base + "index.html", state, *options, "--max-pages", "10")
+        assert first.returncode == 0, first.stderr
+        filled = subprocess.run([sys.executable, "-c", UNCHECKPOINTED, str(state), "600000"], cwd=ROOT,
+                                capture_output=True, text=True, timeout=300)
+        assert filled.returncode == 0, filled.stderr
+        crawl = subprocess.Popen(crawl_command(base + "index.html", state, *options), cwd=ROOT,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_until_open(crawl, state / "00000000.jdb")  # JE's recovery reads the log
+        time.sleep(0.5)
+        signalled = time.monotonic()
+        crawl.send_signal(signum)
+        out, err = crawl.communicate(timeout=60)
+        assert time.monotonic() - signalled < 2.0, "the signal waited for the recovery to end"
+        assert_one_line_stop(crawl, err, signum, "start-up")
+        done = run_crawl(base + "index.html", state, *options, timeout=300)
+    assert done.returncode == 0, done.stderr
     assert_outputs_complete(state, warcs, base, reachable)

@@ -10,8 +10,8 @@ default kills the process on the spot, with no word and a state that only a kill
 - **closing**: the signal is noted and the close finishes, since a half-done close is the
   state a kill -9 leaves; the run then ends as stopped by that signal.
 
-A signal that arrives while the main thread is inside one Java call (JE's recovery of a large
-log, for instance) is handled as soon as that call returns.
+JE's recovery of a large log, the one long Java call of a start-up, runs off the main thread
+(:func:`pycrawler.store.environment._recovering`), so a signal stops it at once too.
 """
 
 from __future__ import annotations

@@ -12,17 +12,23 @@ reader lock there, which keeps a live writer's cleaner from deleting files under
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
 import os
 import shutil
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 from .. import jvm
 from ..errors import BadInput
+from ..progress import status_line
 from . import je_choice, logfile
 from .access import LocalAccess, environment_impl
 from .environments import Environments
 from .java_errors import je_errors
+from .java_worker import JavaWorker
 
 DURABILITY = ("sync", "write_no_sync", "no_sync")
 LOCK_FILE = "je.lck"
@@ -82,7 +88,8 @@ class Environment(Environments):
         log_extent = _log_extent(self.path)
         try:
             with je_errors(str(self.path), renames={str(home): str(self.path)}):
-                self._env = jpype.JClass("com.sleepycat.je.Environment")(jpype.JClass("java.io.File")(str(home)), cfg)
+                self._env = _recovering(self.path, lambda: jpype.JClass("com.sleepycat.je.Environment")(
+                    jpype.JClass("java.io.File")(str(home)), cfg))
         except BaseException:
             self._remove_view()
             raise
@@ -179,6 +186,38 @@ def _log_extent(path: Path) -> tuple[int, int] | None:
     """(number, size) of the environment's last log file; None when it has none yet."""
     files = logfile.jdb_files(path)
     return (int(files[-1].stem, 16), files[-1].stat().st_size) if files else None
+
+
+RECOVERY_SHOWN_AFTER = 1.0
+"""Seconds an open may take before its recovery is shown (on a terminal)."""
+
+
+def _recovering(path: Path, open_environment):
+    """``open_environment()``, JE's constructor, which recovers the log first: after a kill -9,
+    everything since the last checkpoint (seconds to minutes for a large store). That is one
+    Java call; made on the main thread, it would hold back SIGINT and SIGTERM until it returned.
+    So the main thread hands it to a worker thread and waits in short slices, handling signals
+    (a handler that raises stops the wait; the recovery, which a kill at any point leaves to be
+    done again, is abandoned with the process) and, past :data:`RECOVERY_SHOWN_AFTER`, drawing
+    how long it has taken."""
+    if threading.current_thread() is not threading.main_thread():
+        return open_environment()
+    worker = JavaWorker()
+    opening = worker.submit(open_environment)
+    started = time.monotonic()
+    try:
+        with contextlib.suppress(concurrent.futures.TimeoutError):
+            return opening.result(timeout=RECOVERY_SHOWN_AFTER)
+        size = sum(f.stat().st_size for f in logfile.jdb_files(path)) / 1e6
+        with status_line(position=0) as line:
+            while True:
+                line.set_description_str(f"opening {path}: JE recovers its log ({size:,.0f} MB), "
+                                         f"{time.monotonic() - started:.0f} s")
+                with contextlib.suppress(concurrent.futures.TimeoutError):
+                    return opening.result(timeout=0.25)
+    finally:
+        if opening.done():
+            worker.close()
 
 
 def _end_of_log(java_env) -> tuple[int, int]:

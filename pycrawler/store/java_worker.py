@@ -64,7 +64,8 @@ class JavaWorker:
     def __init__(self):
         self._thread: _Thread | None = None
 
-    def _submit(self, call: Callable[..., Any], *args) -> concurrent.futures.Future:
+    def submit(self, call: Callable[..., Any], *args) -> concurrent.futures.Future:
+        """Run ``call(*args)`` on the worker; its future."""
         if self._thread is None:
             with _idle_lock:
                 self._thread = _idle_threads.pop() if _idle_threads else None
@@ -83,7 +84,7 @@ class JavaWorker:
             for item in items:
                 if running is not None:
                     results.append(running.result())
-                running = self._submit(call, item)
+                running = self.submit(call, item)
             if running is not None:
                 results.append(running.result())
                 running = None
@@ -99,7 +100,7 @@ class JavaWorker:
         running = None
         try:
             while True:
-                running = self._submit(fetch, following) if following is not None else None
+                running = self.submit(fetch, following) if following is not None else None
                 yield result
                 if running is None:
                     return

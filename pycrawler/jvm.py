@@ -25,6 +25,7 @@ batches: put 97k -> 125k, get 81k -> 91k records/s; the work-queue frontier's sc
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -137,6 +138,31 @@ def start(je: JeRelease | None = None) -> None:
     except (OSError, RuntimeError) as exc:
         raise SetupError(f"the JVM did not start: {exc}") from None
     _started_on = je
+    decouple_collectors()
+
+
+def decouple_collectors() -> None:
+    """Stop JPype from running each heap's collector when the other one runs.
+
+    JPype ties the two collectors together: its "Python Reference Queue" thread runs a full
+    Python collection (all generations, holding the GIL) after every Java collection, and its
+    hook in ``gc.callbacks`` calls ``System.gc()`` when the process's memory grew since the
+    last Python collection. A crawl's JVM collects its 16 MB young generation every few
+    hundred pages, so the cost of a crawl grew with the number of Python objects it holds:
+    on a 1M-page crawl that thread took 67% of a core at 600k pages (docs/benchmarks.md,
+    "The reference-queue cost"). The coupling only matters for reference cycles through
+    JPype proxies (Python objects implementing Java interfaces), which pycrawler does not
+    make; each heap's own collector still runs on its own schedule.
+
+    Removing the hook is enough for both directions: JPype's Java-side trigger runs one
+    last Python collection and then waits for the hook's end-of-collection call, which
+    never comes (tests/test_jvm.py holds this)."""
+    import gc
+
+    import _jpype
+
+    with contextlib.suppress(ValueError):  # already removed
+        gc.callbacks.remove(_jpype._collect)
 
 
 def started() -> bool:

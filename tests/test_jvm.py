@@ -87,3 +87,37 @@ def test_an_unbuilt_bridge_is_one_line_naming_setup(tmp_path, missing):
     assert len(out.stderr.strip().splitlines()) == 1
     assert "scripts/setup" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+# Counts the full Python collections that start on a thread other than the main one (JPype's
+# "Python Reference Queue" thread) while Java collects eight times.
+COLLECTIONS_PER_JAVA_GC = """
+import gc, sys, threading, time
+import jpype
+from pycrawler import jvm
+if sys.argv[1] == "pycrawler":
+    jvm.start()
+else:
+    jpype.startJVM(*jvm.jvm_options(), classpath=[str(p) for p in jvm.classpath()])
+off_main = []
+gc.callbacks.append(lambda phase, info: phase == "start" and info["generation"] == 2
+                    and threading.current_thread() is not threading.main_thread() and off_main.append(1))
+for _ in range(8):
+    jpype.JClass("java.lang.System").gc()
+    time.sleep(0.4)  # the reference queue's thread polls every 250 ms
+print(len(off_main))
+"""
+
+
+def full_collections_off_the_main_thread(start: str) -> int:
+    out = subprocess.run([sys.executable, "-c", COLLECTIONS_PER_JAVA_GC, start], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return int(out.stdout)
+
+
+def test_a_java_collection_does_not_run_a_full_python_collection():
+    """JPype alone runs a full Python collection after each Java one (the cost that grew with
+    a crawl's size); the JVM pycrawler starts runs at most one, whatever Java does."""
+    assert full_collections_off_the_main_thread("jpype") >= 8
+    assert full_collections_off_the_main_thread("pycrawler") <= 1

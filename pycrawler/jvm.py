@@ -25,7 +25,6 @@ batches: put 97k -> 125k, get 81k -> 91k records/s; the work-queue frontier's sc
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shlex
@@ -156,13 +155,14 @@ def decouple_collectors() -> None:
 
     Removing the hook is enough for both directions: JPype's Java-side trigger runs one
     last Python collection and then waits for the hook's end-of-collection call, which
-    never comes (tests/test_jvm.py holds this)."""
+    never comes (tests/test_jvm.py holds this). JPype 1.7 registers the hook twice, and one
+    copy left behind keeps the coupling alive (its end-of-collection call re-arms the
+    trigger at the next automatic Python collection), so every copy goes."""
     import gc
 
     import _jpype
 
-    with contextlib.suppress(ValueError):  # already removed
-        gc.callbacks.remove(_jpype._collect)
+    gc.callbacks[:] = [callback for callback in gc.callbacks if callback != _jpype._collect]
 
 
 def started() -> bool:

@@ -90,7 +90,8 @@ def test_an_unbuilt_bridge_is_one_line_naming_setup(tmp_path, missing):
 
 
 # Counts the full Python collections that start on a thread other than the main one (JPype's
-# "Python Reference Queue" thread) while Java collects eight times.
+# "Python Reference Queue" thread) while Java collects eight times and Python, as a crawl does,
+# allocates enough for its own automatic collections to run in between.
 COLLECTIONS_PER_JAVA_GC = """
 import gc, sys, threading, time
 import jpype
@@ -103,6 +104,7 @@ off_main = []
 gc.callbacks.append(lambda phase, info: phase == "start" and info["generation"] == 2
                     and threading.current_thread() is not threading.main_thread() and off_main.append(1))
 for _ in range(8):
+    garbage = [[i] for i in range(50_000)]
     jpype.JClass("java.lang.System").gc()
     time.sleep(0.4)  # the reference queue's thread polls every 250 ms
 print(len(off_main))

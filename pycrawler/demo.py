@@ -21,7 +21,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .crawl.engine import FETCHED, CrawlConfig, Crawler, CrawlSummary
+from .crawl.engine import FETCHED, Crawler
+from .crawl.settings import CrawlConfig, CrawlSummary
 from .crawl.ground_truth import coverage, reachable_pages
 from .crawl.site import StaticSite
 from .errors import BadInput, SetupError

@@ -342,7 +342,9 @@ def crawl_state(path: Path) -> list[str]:
     queues; returns every URL it saw."""
     from dataclasses import replace
 
-    from pycrawler.crawl.engine import FETCHED, discovered, url_key
+    from pycrawler.crawl.discovery import discovered
+    from pycrawler.crawl.engine import FETCHED
+    from pycrawler.crawl.flush import url_key
     from pycrawler.frontier.politeness import Outcome, Politeness
     from pycrawler.frontier.workqueues import WorkQueueFrontier
     from pycrawler.records.crawl_url import encode

@@ -8,7 +8,8 @@ import os
 from pathlib import Path
 
 from ..crawl.diskspace import DEFAULT_MIN_FREE_MB
-from ..crawl.engine import CrawlConfig, Crawler, parse_delay
+from ..crawl.engine import Crawler
+from ..crawl.settings import CrawlConfig, parse_delay
 from ..crawl.scope import SCOPES, server
 from ..crawl.stop_signals import StopSignals
 from ..errors import BadInput, PycrawlerError

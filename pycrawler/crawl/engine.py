@@ -67,12 +67,16 @@ canonicaliser and the seen-key scheme. A setting left unset (None) takes the fol
 from ``crawl.json``, else its default (:data:`SETTING_DEFAULTS`; the canonicaliser defaults
 to the seen-key scheme's own, ``heritrix`` for ``heritrix`` keys, else ``safe``); one set to
 another value than the folder's is refused.
+
+The crawl is split by concept: the settings and the run's summary (:mod:`.settings`), how a
+URL was found (:mod:`.discovery`), the flush/commit path (:mod:`.flush`) and a cluster
+worker's exchange of links (:mod:`.cluster_side`); this module runs the loop that polls,
+fetches and hands pages to the page workers.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import dataclasses
 import json
@@ -88,7 +92,7 @@ from ..cluster.protocol import Link, LinkExchange
 from ..errors import BadInput, PycrawlerError
 from ..fetch import ALLOWED, FetchConfig, Fetcher, RobotsCache
 from ..fetch import status as fetch_status
-from ..frontier.politeness import RETRY, Outcome, Politeness
+from ..frontier.politeness import Outcome
 from ..frontier.todo import JE_CONFIG
 from ..frontier.workqueues import WorkQueueFrontier
 from ..keys.schemes import get_seen_key_scheme
@@ -97,181 +101,35 @@ from ..parse.links import Hop, Outlink, PathRepetitionRule, trailing_redirects
 from ..records.crawl_url import CrawlUrl, encode
 from ..seen.tables import open_visited
 from ..store import Environment, je_choice
-from ..store.java_errors import je_errors
-from ..store.tuple import java_utf
-from .diskspace import DEFAULT_MIN_FREE_MB, DiskSpaceMonitor
+from .cluster_side import RECEIVE_INTERVAL, ExchangePath
+from .discovery import discovery
+from .diskspace import DiskSpaceMonitor
+from .flush import Finished, FlushPath
 from .forwarded import Forwarded
 from .outbox import Outbox
 from .outputs import CrawlOutputs
 from .pages import LinkPolicy, PagePool, PageResult
 from .progress import Progress
 from .scope import Scope, server
+from .settings import KEPT_SETTINGS, SETTING_DEFAULTS, SETTINGS_FILE, CrawlConfig, CrawlSummary
 from .stop_signals import CLOSING, Interrupted, StopSignals
 
 MAX_TRAILING_REDIRECTS = 5
 """Redirects (HTTP or meta refresh) followed in a row before the chain is dropped (RFC 9309's 5 hops)."""
 
 FETCHED, ROBOTS = "fetched", "robots"
-SETTINGS_FILE = "crawl.json"
 CRAWL_LOG = "crawl.log"
-KEPT_SETTINGS = ("seen", "queue_policy", "canon", "seen_key")
-"""Settings a state folder is bound to: a resume with other values would misread its stores."""
-SETTING_DEFAULTS = {"seen": "exact", "queue_policy": "host", "seen_key": "md5"}
-"""Values of unset kept settings in a new state folder (``canon``: the seen-key scheme's)."""
-
-RECEIVE_INTERVAL = 0.1
-"""Seconds between two reads of the URLs other workers sent (a cluster worker)."""
-RECEIVE_BATCH = 5000
 
 TRANSIENT_STATUSES = frozenset({fetch_status.CONNECT_FAILED, fetch_status.CONNECT_LOST, fetch_status.TIMEOUT,
                                 fetch_status.ROBOTS_PREREQUISITE_FAILURE, 408, 429, 500, 502, 503, 504})
 """Fetch outcomes retried later (with the politeness backoff, up to its retry budget)."""
 
 
-def url_key(url: str) -> bytes:
-    """A ``fetched`` database key: the URL as JE's StringBinding writes it."""
-    return java_utf(url) + b"\x00"
-
-
-def parse_delay(text: str) -> Politeness:
-    """``--delay``: ``polite`` (Heritrix's rule: 10x the fetch time, 3 to 30 s), ``N`` (a fixed
-    N seconds after each fetch of a queue; 0: none), or ``Fx`` (F times the fetch's duration,
-    at most 30 s)."""
-    text = text.strip().lower()
-    try:
-        if text == "polite":
-            return Politeness()
-        if text.endswith("x"):
-            factor = float(text[:-1])
-            return dataclasses.replace(Politeness.none(), delay_factor=factor, max_delay=30.0,
-                                       retry_delay=Politeness().retry_delay, max_retry_delay=900.0)
-        seconds = float(text)
-    except ValueError:
-        raise BadInput(f"--delay is 'polite', seconds (e.g. 0.5) or a factor (e.g. 5x), not {text!r}") from None
-    if seconds < 0:
-        raise BadInput("--delay cannot be negative")
-    if seconds == 0:
-        return Politeness.none()
-    return dataclasses.replace(Politeness.none(), min_delay=seconds, max_delay=seconds,
-                               retry_delay=max(seconds, 1.0), max_retry_delay=900.0)
-
-
-@dataclasses.dataclass
-class CrawlConfig:
-    """One crawl's settings; see ``pycrawler crawl --help`` for each."""
-
-    seeds: list[str]
-    state: Path
-    scope: str = "seed-hosts"
-    max_pages: int | None = None
-    max_depth: int | None = 20            # Heritrix's maxHops
-    concurrency: int = 32
-    politeness: Politeness = dataclasses.field(default_factory=Politeness)
-    seen: str | None = None               # exact | bloom | drum (None: the state's, else exact)
-    url_cache: str | None = None          # POLICY:SIZE of a URL cache in front of the seen table
-    bloom_capacity: int = 10_000_000
-    queue_policy: str | None = None       # host | heritrix-host | surt | domain | bkdr[:N] | bkdr-host:N
-    canon: str | None = None              # safe | heritrix (None: the state's, else the seen key's)
-    seen_key: str | None = None           # md5 | heritrix (None: the state's, else md5)
-    warc: Path | None = None
-    trace: Path | None = None
-    fsync: bool = False                   # outputs reach the disk before each commit (power loss)
-    min_free_mb: int = DEFAULT_MIN_FREE_MB  # stop when a written filesystem has less free (0: never)
-    obey_robots: bool = True
-    contact_url: str = "http://localhost/"
-    embeds: bool = True
-    parse_workers: int = 2
-    je_cache_mb: int = 64
-    flush_interval: float = 0.02
-    flush_pages: int = 256
-    grace: float = 5.0
-    fetch: dict = dataclasses.field(default_factory=dict)  # FetchConfig overrides (timeouts, caps)
-    progress: bool | None = None          # None: when stderr is a terminal
-    serve: int | None = None              # serve the state through py4j on this port (0: any free one)
-
-
-@dataclasses.dataclass
-class CrawlSummary:
-    """What one run did (``records`` counts the whole state, earlier runs included)."""
-
-    fetched: int = 0                      # fetch attempts that got an HTTP answer
-    failed: int = 0                       # attempts without one (negative status)
-    precluded: int = 0                    # URLs robots.txt excluded
-    bytes: int = 0
-    links: int = 0                        # outlinks extracted
-    out_of_scope: int = 0                 # distinct links dropped by scope or the trap rule
-    dupes_avoided: int = 0                # links not scheduled again because already seen
-    url_cache: str | None = None          # the --url-cache spec, if any
-    cache_hits: int = 0                   # seen lookups the URL cache answered (table operations saved)
-    cache_misses: int = 0                 # seen lookups that went through to the table
-    enqueued: int = 0                     # new URLs put in the frontier
-    records: int = 0
-    pending: int = 0                      # URLs left in the frontier
-    seconds: float = 0.0
-    interrupted: bool = False
-    signal: int | None = None             # the signal that stopped the crawl
-    store_bytes: int = 0
-    repairs: list[str] = dataclasses.field(default_factory=list)  # what a killed run left, mended
-    statuses: collections.Counter = dataclasses.field(default_factory=collections.Counter)
-
-    @property
-    def pages_per_second(self) -> float:
-        return self.fetched / self.seconds if self.seconds else 0.0
-
-    def lines(self) -> list[str]:
-        top = ", ".join(f"{code}: {n:,}" for code, n in sorted(self.statuses.items(), key=lambda kv: -kv[1])[:8])
-        return [f"repaired:       {repair}" for repair in self.repairs] + [
-            f"fetched:        {self.fetched:,} answered, {self.failed:,} failed, {self.precluded:,} precluded by robots.txt"
-            f"{' (interrupted)' if self.interrupted else ''}",
-            f"statuses:       {top or '-'}",
-            f"rate:           {self.pages_per_second:,.1f} pages/s, {self.bytes / 1e6 / max(self.seconds, 1e-9):,.1f} MB/s"
-            f" over {self.seconds:,.1f} s",
-            f"links:          {self.links:,} extracted, {self.enqueued:,} new URLs, {self.dupes_avoided:,} dupes avoided,"
-            f" {self.out_of_scope:,} out of scope or traps",
-            f"state:          {self.records:,} fetched records, {self.pending:,} URLs pending,"
-            f" {self.store_bytes / 2**20:,.1f} MB of JE logs",
-        ] + ([self.cache_line()] if self.url_cache else [])
-
-    def cache_line(self) -> str:
-        lookups = self.cache_hits + self.cache_misses
-        return (f"url cache:      {self.url_cache}: {self.cache_hits:,} hits"
-                f" ({self.cache_hits / max(lookups, 1):.1%}), {self.cache_misses:,} misses;"
-                f" {self.cache_hits:,} seen-table operations saved")
-
-
-@dataclasses.dataclass(slots=True)
-class _Finished:
-    """A URL whose fetch (or refusal) is over, waiting for the next flush."""
-
-    url: str
-    record: bytes | None                  # None: handed over to another worker, not fetched
-    layer: int
-    hop_path: str
-    links: list[str]
-    hops: str
-    outcome: Outcome
-    forwarded: bool = False               # handed over: remembered in case it comes back
-
-
-def discovery(record: CrawlUrl) -> tuple[str, str | None]:
-    """(hop path, via) of a URL in the frontier; see :func:`discovered`."""
-    text = record.abstract_text or ""
-    hop_path, _, via = text.partition(" ")
-    return hop_path, (via if via and via != "-" else None)
-
-
-def discovered(url: str, layer: int, hop_path: str, via: str | None) -> CrawlUrl:
-    """The frontier record of a URL found on ``via``: ``abstract_text`` carries its hop path and
-    via, as Heritrix's recovery log writes them (``LLE http://example.com/``; a seed has an
-    empty hop path and via ``-``)."""
-    return CrawlUrl(ori_url=url, layer=layer, abstract_text=f"{hop_path} {via or '-'}")
-
-
 def is_transient(status: int) -> bool:
     return status in TRANSIENT_STATUSES
 
 
-class Crawler:
+class Crawler(FlushPath, ExchangePath):
     """Runs a :class:`CrawlConfig`'s crawl (:meth:`run`), resumable from its state folder."""
 
     def __init__(self, config: CrawlConfig, exchange: LinkExchange | None = None):
@@ -299,7 +157,7 @@ class Crawler:
         self.path_rule = PathRepetitionRule()
         self.summary = CrawlSummary(url_cache=config.url_cache)
         self._stopping = False
-        self._finished: list[_Finished] = []
+        self._finished: list[Finished] = []
         self._in_process = 0
         self._free_workers: list[int] = []
         self._wakeup: asyncio.Event | None = None
@@ -542,80 +400,6 @@ class Crawler:
             except TimeoutError:
                 pass
 
-    def _handed_over(self, batch: list[CrawlUrl]) -> list[CrawlUrl]:
-        """The polled URLs this worker still fetches. Those whose host moved to another worker
-        are forwarded to it, and those an earlier owner of their host fetched are dropped: both
-        are finished here without a fetch at the next flush."""
-        if self.exchange is None or not batch:
-            return batch
-        polled = [Link(record.ori_url, record.layer, *discovery(record)) for record in batch]
-        keep = {link.url for link in self.exchange.forward(polled)}
-        forwarded = {record.ori_url for record in batch} - keep
-        urls = [record.ori_url for record in batch if record.ori_url in keep]
-        if urls:
-            learned = self.exchange.earlier_fetches(urls)
-            if len(learned):
-                self.frontier.mark_seen(learned)
-                self._fetched_elsewhere = np.union1d(self._fetched_elsewhere, learned)
-            if len(self._fetched_elsewhere):
-                done = np.isin(self.frontier.keys_of(urls), self._fetched_elsewhere).tolist()
-                keep -= {url for url, fetched in zip(urls, done) if fetched}
-        for record in batch:
-            if record.ori_url not in keep:
-                self._in_process += 1
-                self._finished.append(_Finished(record.ori_url, None, record.layer, "", [], "", Outcome.success(),
-                                                forwarded=record.ori_url in forwarded))
-        return [record for record in batch if record.ori_url in keep]
-
-    def _report(self, idle: bool) -> bool:
-        return self.exchange.report(self._records_before + self.summary.fetched, len(self.frontier), idle)
-
-    def _exchange_links(self) -> None:
-        """Take the URLs other workers sent this one into the frontier, then acknowledge them:
-        committed first, so a kill -9 in between only makes them arrive again."""
-        if self.exchange is None or time.monotonic() - self._exchanged < RECEIVE_INTERVAL:
-            return
-        self._exchanged = time.monotonic()
-        deliveries = self.exchange.receive(RECEIVE_BATCH)
-        if deliveries:
-            self._schedule_arrivals([link for delivery in deliveries for link in delivery.links])
-            self.frontier.flush()  # an asynchronous Visited table enqueues what it holds
-            self.exchange.ack(deliveries)
-            self._wakeup.set()
-        if self.outbox:  # links Redis did not take: try again, with or without pages to finish
-            self._flush_exchange()
-        self._report(idle=False)
-
-    def _schedule_arrivals(self, links: list[Link]) -> None:
-        """Schedule links that reached this worker from the cluster (or from its outbox). Those to
-        URLs it forwarded away came back uncrawled: its seen table must not drop them, so they
-        go past it, once each (a URL forced twice would be fetched twice)."""
-        back = self.forwarded.came_back(links)
-        if back:
-            self._schedule(back, force=True)
-            urls = {link.url for link in back}
-            links = [link for link in links if link.url not in urls]
-        self._schedule(links)
-        self.forwarded.forget(back)
-
-    def _schedule(self, links: list[Link] | list[tuple[str, int, str, str | None]], force: bool = False) -> None:
-        """Put links in the frontier, each at its layer with its hop path and via (``force``:
-        past the seen table)."""
-        by_layer: dict[int, list[CrawlUrl]] = {}
-        for url, layer, hops, via in links:
-            by_layer.setdefault(layer, []).append(discovered(url, layer, hops, via))
-        for layer, records in sorted(by_layer.items()):
-            done = self.frontier.schedule(records, layer=layer, force=force)
-            self.summary.enqueued += done.enqueued
-            self.summary.dupes_avoided += done.duplicates
-
-    def _flush_exchange(self) -> None:
-        """Flush the exchange outside a crawl flush; what it could not send goes to the outbox."""
-        unsent = self.exchange.flush()
-        if unsent is not None or self.outbox:
-            with self.env.begin() as txn:
-                self.outbox.update(unsent, txn)
-
     async def _drain(self) -> None:
         """Let the fetches in flight finish (up to ``grace`` seconds when stopping), flushing them."""
         if self._tasks:
@@ -647,7 +431,7 @@ class Crawler:
         if len(self._finished) >= self.config.flush_pages:
             self._flush_due.set()
 
-    def _broken(self, record: CrawlUrl, worker: int, exc: Exception) -> _Finished:
+    def _broken(self, record: CrawlUrl, worker: int, exc: Exception) -> Finished:
         """A URL whose processing raised: logged and recorded as Heritrix's -5 (runtime exception)."""
         hop_path, via = discovery(record)
         code = fetch_status.RUNTIME_EXCEPTION
@@ -656,10 +440,10 @@ class Crawler:
         record.status_code = code
         self.summary.failed += 1
         self.summary.statuses[code] += 1
-        return _Finished(record.ori_url, encode(record), record.layer, hop_path, [], "",
+        return Finished(record.ori_url, encode(record), record.layer, hop_path, [], "",
                          Outcome.failure(status_code=code))
 
-    async def _fetch_and_work(self, record: CrawlUrl, worker: int) -> _Finished:
+    async def _fetch_and_work(self, record: CrawlUrl, worker: int) -> Finished:
         url, layer = record.ori_url, record.layer
         hop_path, via = discovery(record)
         summary = self.summary
@@ -671,9 +455,9 @@ class Crawler:
             summary.statuses[verdict] += 1
             if verdict == fetch_status.ROBOTS_PRECLUDED:
                 summary.precluded += 1
-                return _Finished(url, encode(record), layer, hop_path, [], "", Outcome.failure(status_code=verdict))
+                return Finished(url, encode(record), layer, hop_path, [], "", Outcome.failure(status_code=verdict))
             summary.failed += 1
-            return _Finished(url, encode(record), layer, hop_path, [], "", Outcome.retry(status_code=verdict))
+            return Finished(url, encode(record), layer, hop_path, [], "", Outcome.retry(status_code=verdict))
 
         result = await self.fetcher.fetch(url)
         status = result.status
@@ -716,82 +500,5 @@ class Crawler:
             outcome = Outcome.success(seconds, crawl_delay=delay, status_code=status)
         else:
             outcome = Outcome.failure(seconds, crawl_delay=delay, status_code=status)
-        return _Finished(url, value, layer, hop_path, links, hops, outcome)
+        return Finished(url, value, layer, hop_path, links, hops, outcome)
 
-    async def _flusher(self) -> None:
-        """Flush finished pages every ``flush_interval`` seconds, or sooner when ``flush_pages``
-        wait; stop the crawl when the disk runs low or anything here fails."""
-        try:
-            await self._flush_and_watch()
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 -- a dead flusher would leave the crawl waiting forever
-            self._fail(exc)
-
-    async def _flush_and_watch(self) -> None:
-        interval, shown = self.config.flush_interval, 0.0
-        while True:
-            try:
-                await asyncio.wait_for(self._flush_due.wait(), timeout=interval)
-            except TimeoutError:
-                pass
-            self._flush_due.clear()
-            self._exchange_links()
-            if self._finished:
-                self._flush()
-                self._wakeup.set()
-            if self._stop_reason is None and (shortage := self.disk.shortage()):
-                self._stop_reason = shortage
-                self.stop()
-            if self.progress.enabled and time.monotonic() - shown >= 1.0:
-                shown = time.monotonic()
-                stats = self.frontier.stats()["by_state"]
-                self.progress.update(queues_ready=stats["ready"]["queues"], queues_snoozed=stats["snoozed"]["queues"],
-                                     pending=len(self.frontier), seen=self.summary.enqueued)
-                if self.url_cache is not None:
-                    self.progress.update(cache_hits=self.url_cache.hits, cache_misses=self.url_cache.misses)
-
-    def _flush(self) -> None:
-        """Flush the outputs, then schedule the finished pages' links, write their records and
-        commit their completions; after a failure, commit nothing (the pages stay pending)."""
-        finished, self._finished = self._finished, []
-        if not finished:
-            return
-        if self._failure is None:
-            try:
-                with je_errors(str(self.config.state)):
-                    self._commit(finished)
-            except Exception as exc:  # noqa: BLE001 -- whatever failed, what follows must not commit
-                self._fail(exc)
-        self._in_process -= len(finished)
-
-    def _commit(self, finished: list[_Finished]) -> None:
-        self.outputs.flush()
-        redirect = Hop.REDIRECT.value
-        # Plain tuples in Link's field order: a lone crawl's hot path builds no named tuples.
-        links = [(link, item.layer if hop == redirect else item.layer + 1, item.hop_path + hop, item.url)
-                 for item in finished for link, hop in zip(item.links, item.hops)]
-        exchange, unsent = self.exchange, None
-        if exchange is not None:  # links to other workers' hosts leave; this worker schedules its own
-            links = exchange.add([Link._make(link) for link in links])
-        self._schedule(links)
-        if exchange is not None:  # the links this flush found, and its forwards, are in Redis before its pages count as done
-            unsent = exchange.flush()
-        fetches = [f for f in finished if f.record is not None]  # the others were handed over, not fetched
-        self.fetched.put_many([url_key(f.url) for f in fetches], [f.record for f in fetches])
-        completions = ((f.url, f.outcome) for f in finished)
-        forwarded = [f.url for f in finished if f.forwarded]
-        if unsent is None and not self.outbox and not forwarded:
-            self.frontier.completed_many(completions)
-        else:
-            with self.env.begin() as txn:  # what Redis did not take, and what was handed over, are durable with the pages
-                self.outbox.update(unsent, txn)
-                self.forwarded.mark(forwarded, txn)
-                self.frontier.completed_many(completions, txn=txn)
-        if exchange is not None:
-            done = [f.url for f in fetches if f.outcome.kind != RETRY]  # a retried URL is fetched again
-            if done:
-                # Only once committed: a later owner skips what these keys name, so a page named
-                # before its own-host links were committed would never have them crawled.
-                exchange.fetched(done, self.frontier.keys_of(done))
-                self._flush_exchange()

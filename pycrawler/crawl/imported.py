@@ -63,7 +63,7 @@ def build_state(into: Path, *, assignment, seen_key: str, seen_table: str,
     from ..frontier.workqueues import WorkQueueFrontier
     from ..seen.tables import open_visited
     from ..store import Environment
-    from .engine import CrawlConfig
+    from .settings import CrawlConfig
 
     into.mkdir(parents=True, exist_ok=True)
     with Environment(into, create=True, durability="write_no_sync", config=JE_CONFIG) as env:
@@ -89,7 +89,7 @@ def build_state(into: Path, *, assignment, seen_key: str, seen_table: str,
 
 def write_state_files(into: Path, settings: dict[str, Any], manifest_name: str, manifest: dict[str, Any]) -> None:
     """Write the settings the crawl resumes with (``crawl.json``) and the import's manifest."""
-    from .engine import SETTINGS_FILE
+    from .settings import SETTINGS_FILE
 
     write_atomically(into / SETTINGS_FILE, json.dumps(settings, indent=1) + "\n")
     write_atomically(into / manifest_name, json.dumps(manifest, indent=2) + "\n")

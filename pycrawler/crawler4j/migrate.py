@@ -72,7 +72,7 @@ def import_frontier(frontier: Crawler4jFrontier, into: Path | str, *, seen_table
 
 def _restore_pending(frontier: Crawler4jFrontier, target, advance) -> dict[str, Any]:
     """Put the pending URLs into ``target`` in crawl order; ``advance(n)`` after each batch."""
-    from ..crawl.engine import discovered
+    from ..crawl.discovery import discovered
     from ..frontier.pending_records import DEFAULT_PRECEDENCE, NORMAL
 
     rows = frontier.pending()

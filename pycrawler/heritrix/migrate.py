@@ -123,7 +123,7 @@ def _import_pending(state: HeritrixState, frontier, batch: int, recovered, advan
     """Restore the pending URLs, each at its Heritrix place; URLs the journal could not place
     (``recovered``'s mismatched queues) queue behind them at the normal directive.
     ``advance(n)`` after each batch of ``n`` URLs read."""
-    from ..crawl.engine import discovered
+    from ..crawl.discovery import discovered
     from ..frontier.pending_records import DEFAULT_PRECEDENCE, NORMAL
 
     rows = pending_urls(state, value_decoder(state)) if recovered is None else recovered.rows()

@@ -15,7 +15,7 @@ the ``Fs``/``Ff`` URLs seen and schedules the ``F+`` URLs not finished. So a cra
   crawl stopped, or waiting for a retry) is pending: its ``F+`` line comes last.
 
 Hop path and via are the ones the crawl keeps in each record (``abstract_text``, see
-:func:`pycrawler.crawl.engine.discovery`). Not carried: seen keys without a URL (a Heritrix
+:func:`pycrawler.crawl.discovery.discovery`). Not carried: seen keys without a URL (a Heritrix
 import's ``alreadySeenUrl`` keys; a journal names URLs), directives and precedences (Heritrix
 recomputes them as it schedules), per-queue politeness state.
 
@@ -44,7 +44,8 @@ PAGE = 65536
 def crawl_journal_lines(env: Environment, counts: dict[str, int]) -> Iterator[str]:
     """The journal lines of the crawl state in ``env`` (module docstring); ``counts`` receives
     lines per tag."""
-    from ..crawl.engine import FETCHED, discovery
+    from ..crawl.discovery import discovery
+    from ..crawl.engine import FETCHED
     from ..frontier.pending_records import decode_key
     from ..frontier.workqueues import META, PENDING
     from ..records.crawl_url import decode_many

@@ -122,7 +122,7 @@ class PycrawlerSettings:
 
         if self.queue_policy == SCRAPY_POLICY:
             return {"assignment": f"bkdr:{self.queues}", "politeness": Politeness.none(), "lifo": self.lifo}
-        from ..crawl.engine import parse_delay
+        from ..crawl.settings import parse_delay
 
         return {"assignment": self.queue_policy, "politeness": parse_delay(self.delay), "lifo": self.lifo}
 

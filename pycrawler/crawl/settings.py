@@ -1,0 +1,129 @@
+"""A crawl's settings and what a run reports.
+
+:class:`CrawlConfig` holds one crawl's settings (``pycrawler crawl``'s options), of which
+:data:`KEPT_SETTINGS` bind a state folder (written to ``crawl.json``: a resume with other
+values would misread its stores); :func:`parse_delay` reads ``--delay``; :class:`CrawlSummary`
+is what one run did, as the end of ``pycrawler crawl`` prints it.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+from pathlib import Path
+
+from ..errors import BadInput
+from ..frontier.politeness import Politeness
+from .diskspace import DEFAULT_MIN_FREE_MB
+
+SETTINGS_FILE = "crawl.json"
+KEPT_SETTINGS = ("seen", "queue_policy", "canon", "seen_key")
+"""Settings a state folder is bound to: a resume with other values would misread its stores."""
+SETTING_DEFAULTS = {"seen": "exact", "queue_policy": "host", "seen_key": "md5"}
+"""Values of unset kept settings in a new state folder (``canon``: the seen-key scheme's)."""
+
+
+def parse_delay(text: str) -> Politeness:
+    """``--delay``: ``polite`` (Heritrix's rule: 10x the fetch time, 3 to 30 s), ``N`` (a fixed
+    N seconds after each fetch of a queue; 0: none), or ``Fx`` (F times the fetch's duration,
+    at most 30 s)."""
+    text = text.strip().lower()
+    try:
+        if text == "polite":
+            return Politeness()
+        if text.endswith("x"):
+            factor = float(text[:-1])
+            return dataclasses.replace(Politeness.none(), delay_factor=factor, max_delay=30.0,
+                                       retry_delay=Politeness().retry_delay, max_retry_delay=900.0)
+        seconds = float(text)
+    except ValueError:
+        raise BadInput(f"--delay is 'polite', seconds (e.g. 0.5) or a factor (e.g. 5x), not {text!r}") from None
+    if seconds < 0:
+        raise BadInput("--delay cannot be negative")
+    if seconds == 0:
+        return Politeness.none()
+    return dataclasses.replace(Politeness.none(), min_delay=seconds, max_delay=seconds,
+                               retry_delay=max(seconds, 1.0), max_retry_delay=900.0)
+
+
+@dataclasses.dataclass
+class CrawlConfig:
+    """One crawl's settings; see ``pycrawler crawl --help`` for each."""
+
+    seeds: list[str]
+    state: Path
+    scope: str = "seed-hosts"
+    max_pages: int | None = None
+    max_depth: int | None = 20            # Heritrix's maxHops
+    concurrency: int = 32
+    politeness: Politeness = dataclasses.field(default_factory=Politeness)
+    seen: str | None = None               # exact | bloom | drum (None: the state's, else exact)
+    url_cache: str | None = None          # POLICY:SIZE of a URL cache in front of the seen table
+    bloom_capacity: int = 10_000_000
+    queue_policy: str | None = None       # host | heritrix-host | surt | domain | bkdr[:N] | bkdr-host:N
+    canon: str | None = None              # safe | heritrix (None: the state's, else the seen key's)
+    seen_key: str | None = None           # md5 | heritrix (None: the state's, else md5)
+    warc: Path | None = None
+    trace: Path | None = None
+    fsync: bool = False                   # outputs reach the disk before each commit (power loss)
+    min_free_mb: int = DEFAULT_MIN_FREE_MB  # stop when a written filesystem has less free (0: never)
+    obey_robots: bool = True
+    contact_url: str = "http://localhost/"
+    embeds: bool = True
+    parse_workers: int = 2
+    je_cache_mb: int = 64
+    flush_interval: float = 0.02
+    flush_pages: int = 256
+    grace: float = 5.0
+    fetch: dict = dataclasses.field(default_factory=dict)  # FetchConfig overrides (timeouts, caps)
+    progress: bool | None = None          # None: when stderr is a terminal
+    serve: int | None = None              # serve the state through py4j on this port (0: any free one)
+
+
+@dataclasses.dataclass
+class CrawlSummary:
+    """What one run did (``records`` counts the whole state, earlier runs included)."""
+
+    fetched: int = 0                      # fetch attempts that got an HTTP answer
+    failed: int = 0                       # attempts without one (negative status)
+    precluded: int = 0                    # URLs robots.txt excluded
+    bytes: int = 0
+    links: int = 0                        # outlinks extracted
+    out_of_scope: int = 0                 # distinct links dropped by scope or the trap rule
+    dupes_avoided: int = 0                # links not scheduled again because already seen
+    url_cache: str | None = None          # the --url-cache spec, if any
+    cache_hits: int = 0                   # seen lookups the URL cache answered (table operations saved)
+    cache_misses: int = 0                 # seen lookups that went through to the table
+    enqueued: int = 0                     # new URLs put in the frontier
+    records: int = 0
+    pending: int = 0                      # URLs left in the frontier
+    seconds: float = 0.0
+    interrupted: bool = False
+    signal: int | None = None             # the signal that stopped the crawl
+    store_bytes: int = 0
+    repairs: list[str] = dataclasses.field(default_factory=list)  # what a killed run left, mended
+    statuses: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+
+    @property
+    def pages_per_second(self) -> float:
+        return self.fetched / self.seconds if self.seconds else 0.0
+
+    def lines(self) -> list[str]:
+        top = ", ".join(f"{code}: {n:,}" for code, n in sorted(self.statuses.items(), key=lambda kv: -kv[1])[:8])
+        return [f"repaired:       {repair}" for repair in self.repairs] + [
+            f"fetched:        {self.fetched:,} answered, {self.failed:,} failed, {self.precluded:,} precluded by robots.txt"
+            f"{' (interrupted)' if self.interrupted else ''}",
+            f"statuses:       {top or '-'}",
+            f"rate:           {self.pages_per_second:,.1f} pages/s, {self.bytes / 1e6 / max(self.seconds, 1e-9):,.1f} MB/s"
+            f" over {self.seconds:,.1f} s",
+            f"links:          {self.links:,} extracted, {self.enqueued:,} new URLs, {self.dupes_avoided:,} dupes avoided,"
+            f" {self.out_of_scope:,} out of scope or traps",
+            f"state:          {self.records:,} fetched records, {self.pending:,} URLs pending,"
+            f" {self.store_bytes / 2**20:,.1f} MB of JE logs",
+        ] + ([self.cache_line()] if self.url_cache else [])
+
+    def cache_line(self) -> str:
+        lookups = self.cache_hits + self.cache_misses
+        return (f"url cache:      {self.url_cache}: {self.cache_hits:,} hits"
+                f" ({self.cache_hits / max(lookups, 1):.1%}), {self.cache_misses:,} misses;"
+                f" {self.cache_hits:,} seen-table operations saved")

@@ -1,0 +1,297 @@
+"""The work-queue frontier's schedule path: URLs in, through the Visited table, to the tails
+of their queues.
+
+:meth:`SchedulePath.schedule` canonicalises a batch, asks the Visited table which URLs are
+new (a synchronous table at once; an asynchronous one, DRUM, later through
+:meth:`SchedulePath._receive`) and enqueues those in one transaction and one Java call
+(``org.pycrawler.bridge.WorkQueues.enqueue``); :meth:`SchedulePath.restore` puts URLs at exact
+places without the check (a Heritrix crawl's pending URLs). What joins a queue that has read
+ahead and sorts before what it read goes into its read-ahead buffer, so the hand-out path
+(:mod:`.handout_path`) never skips it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import dataclasses
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from ..errors import BadInput
+from ..records.crawl_url import CrawlUrl, _read_string, encode
+from ..seen.protocol import SynchronousVisited, as_keys
+from ..store.java_errors import je_errors
+from ..store.packing import pack, unpack
+from .pending_records import (DEFAULT_PRECEDENCE, MAX_PRECEDENCE, NORMAL, ORDINAL_LIMIT, encode_entries, pending_key,
+                              pending_keys, queue_prefix)
+from .queue_records import EMPTY, PENDING, QueueStates, WorkQueue
+
+
+@dataclasses.dataclass
+class Scheduled:
+    """What one :meth:`WorkQueueFrontier.schedule` call did."""
+
+    enqueued: int = 0      # new URLs put in queues (for an asynchronous Visited table: so far)
+    duplicates: int = 0    # already seen (dropped)
+    rejected: int = 0      # not absolute URLs
+    unique: np.ndarray | None = None   # per URL given, True where the Visited table called it new
+                                       # (synchronous tables only: an asynchronous one answers later)
+
+
+class SchedulePath(QueueStates):
+    """Scheduling for :class:`~pycrawler.frontier.workqueues.WorkQueueFrontier`: the URLs
+    it is given become pending records at the tails of their queues."""
+
+    def schedule(self, urls: Iterable[str | CrawlUrl], *, layer: int = 0, directive: int = NORMAL,
+                 precedence: int = DEFAULT_PRECEDENCE, force: bool = False, seen_keys=None,
+                 with_completions: bool = False) -> Scheduled:
+        """Canonicalise ``urls`` (strings, or CrawlUrl records whose ``ori_url`` is the URL),
+        pass them through the Visited table and enqueue the new ones, in one transaction.
+
+        ``force`` enqueues every valid URL even when seen before (a force-fetch). Strings
+        become records with ``layer``. The enqueued record's ``ori_url`` is the canonical URL
+        when the canonicaliser's form is fetchable, else the URL as given. ``seen_keys``: the
+        Visited keys of ``urls``, one per URL, when the caller keys them by something else than
+        the canonical URL (a Scrapy request's fingerprint); None: the seen-key scheme's keys.
+        ``with_completions``: commit the completions :meth:`completed` recorded so far in the
+        same transaction (a synchronous Visited table; with an asynchronous one the URLs are
+        enqueued at :meth:`flush`, which commits the completions after them): one commit where
+        a caller finishing a page and scheduling its links would otherwise make two."""
+        self._require_writable()
+        if not 0 <= directive <= MAX_PRECEDENCE or not 0 <= precedence:
+            raise BadInput(f"directive must be in 0..{MAX_PRECEDENCE} and precedence >= 0")
+        if self.visited is None:
+            raise BadInput("this frontier was opened without a Visited table: it cannot schedule")
+        encode(CrawlUrl(ori_url="x", layer=layer))  # refuses a layer a record cannot hold
+        items = list(urls)
+        originals = [item.ori_url if isinstance(item, CrawlUrl) else item for item in items]
+        canonical = self.canonicalizer.many(originals)
+        valid = [i for i, c in enumerate(canonical) if c is not None]
+        result = Scheduled(rejected=len(items) - len(valid))
+        if not valid:
+            if with_completions:
+                self.completed_many(())
+            return result
+        if seen_keys is None:
+            seen_keys = self.seen_key.keys([canonical[i] for i in valid])
+        else:
+            seen_keys = as_keys(seen_keys)
+            if len(seen_keys) != len(items):
+                raise BadInput(f"{len(seen_keys)} seen keys for {len(items)} URLs")
+            seen_keys = seen_keys[valid]
+        fetchable = self.canonicalizer.fetchable
+        fetch_urls = [canonical[i] if fetchable else originals[i] for i in valid]
+        records = [items[i] for i in valid]
+        with self._lock:
+            if isinstance(self.visited, SynchronousVisited):
+                # The table's marks commit with the enqueue (it is bound to this environment).
+                with self.env.begin() as txn:
+                    unique = self.visited.add_many(seen_keys, txn=txn)
+                    chosen = np.arange(len(valid)) if force else np.flatnonzero(unique)
+                    chosen = chosen.tolist()
+                    chosen_urls = [fetch_urls[i] for i in chosen]
+                    values = encode_entries([records[i] for i in chosen], chosen_urls, layer)
+                    result.enqueued = self._enqueue(chosen_urls, values, directive, precedence, txn)
+                    if with_completions:
+                        self._commit(txn=txn)
+                result.duplicates = len(valid) - int(unique.sum()) if not force else 0
+                result.unique = np.zeros(len(items), dtype=bool)
+                result.unique[valid] = unique
+            else:
+                values = encode_entries(records, fetch_urls, layer)
+                with self._delivering() as txn:
+                    if force:
+                        result.enqueued = self._enqueue(fetch_urls, values, directive, precedence, txn)
+                        self.visited.add_batch(seen_keys, txn=txn)
+                    else:
+                        head = bytes((directive, min(precedence, MAX_PRECEDENCE)))
+                        before = self.totals["enqueued"]
+                        self.visited.add_batch(seen_keys, [head + v for v in unpack(*values)], txn=txn)
+                        result.enqueued = self.totals["enqueued"] - before
+        self.totals["rejected"] += result.rejected
+        self.totals["duplicates"] += result.duplicates
+        return result
+
+    def keys_of(self, urls: Sequence[str]) -> np.ndarray:
+        """The Visited keys of ``urls``, one per URL (of its canonical form when it has one):
+        how another frontier with the same settings names the same URLs."""
+        canonical = self.canonicalizer.many(list(urls))
+        return self.seen_key.keys([c if c is not None else u for c, u in zip(canonical, urls)])
+
+    def mark_seen(self, keys) -> None:
+        """Put the URLs of Visited ``keys`` (:meth:`keys_of`) in the Visited table without
+        enqueueing them: they were fetched elsewhere (by a cluster worker that owned their host
+        before this one), so a link to them is a repeat."""
+        self._require_writable()
+        keys = as_keys(keys)
+        if not len(keys):
+            return
+        with self._lock, self._delivering() as txn:
+            if isinstance(self.visited, SynchronousVisited):
+                self.visited.add_many(keys, txn=txn)
+            else:  # payload-less keys: learnt, never enqueued
+                self.visited.add_batch(keys, txn=txn)
+
+    @contextlib.contextmanager
+    def _delivering(self):
+        """A transaction for a call to the Visited table: what the table writes, and the URLs
+        it delivers as new meanwhile (enqueued by :meth:`_receive`), commit together in it."""
+        with self.env.begin() as txn:
+            self._delivery = txn
+            try:
+                yield txn
+            finally:
+                self._delivery = None
+
+    def _receive(self, keys, aux: Sequence, unique) -> None:
+        """Receiver of an asynchronous Visited table: enqueue what it calls new."""
+        flags = np.asarray(unique).tolist()
+        fresh = [a for a, new in zip(aux, flags) if new and a is not None]
+        # Payload-less keys are forced URLs, already enqueued: neither new nor duplicates here.
+        self.totals["duplicates"] += sum(1 for a, new in zip(aux, flags) if not new and a is not None)
+        by_order: dict[bytes, list[bytes]] = {}
+        for entry in fresh:
+            by_order.setdefault(entry[:2], []).append(entry[2:])
+        with self._lock:
+            for head, values in by_order.items():
+                urls = [_read_string(v, 1)[0] for v in values]
+                self._enqueue(urls, pack(values), head[0], head[1], self._delivery)
+
+    def _enqueue(self, urls: list[str], values: tuple[bytes, np.ndarray], directive: int, precedence: int,
+                 txn=None) -> int:
+        """Append ``urls`` (their pending values packed) to the tails of their queues, in the
+        order given, in one Java call: in ``txn``, or in a transaction of its own.
+
+        Per URL, Python only names the queue (one dict lookup); keys are built in a compiled
+        loop and the per-queue bookkeeping runs once per queue of the batch."""
+        if not urls:
+            return 0
+        first = self._next_ordinal
+        if first + len(urls) >= ORDINAL_LIMIT:
+            raise BadInput("the frontier's 48-bit ordinals are spent")
+        batch_queues, slots, caps = self._queues_of(self.assignment.class_keys(urls))
+        keys = pending_keys([q.prefix for q in batch_queues], slots, directive, precedence, self._key_ordinal(first),
+                            -1 if self.lifo else 1)
+        if txn is not None:
+            self._insert(keys, values, caps, txn)
+        else:
+            with self.env.begin() as own:
+                self._insert(keys, values, caps, own)
+        self._next_ordinal = first + len(urls)
+        order = bytes((directive, min(precedence, MAX_PRECEDENCE)))
+
+        def early(queue: WorkQueue, slot: int) -> list[int]:
+            # Keys that sort before what was read ahead join the buffer: those of a more urgent
+            # order, and for lifo those of the same order too (a new ordinal is smaller than any
+            # read). First in, first out, a new ordinal is larger than any read: this is rare.
+            head = queue.read_through[len(queue.prefix):len(queue.prefix) + 2]
+            before = order <= head if self.lifo else order < head
+            return np.flatnonzero(slots == slot).tolist() if before else []
+
+        self._admit(batch_queues, slots, keys, values, early)
+        self.totals["enqueued"] += len(urls)
+        return len(urls)
+
+    def _queues_of(self, class_keys: Sequence[str]) -> tuple[list[WorkQueue], np.ndarray, list[bytes]]:
+        """(the batch's distinct queues, each URL's slot among them, the caps of new queues)."""
+        slot_of: dict[str, int] = {}
+        slots = np.array([slot_of.setdefault(k, len(slot_of)) for k in class_keys], dtype=np.int64)
+        batch_queues: list[WorkQueue] = []
+        caps: list[bytes] = []
+        for class_key in slot_of:
+            queue = self.queues.get(class_key)
+            if queue is None:
+                queue = self._queue(class_key)
+                caps.append(queue.prefix)
+            batch_queues.append(queue)
+        return batch_queues, slots, caps
+
+    def _admit(self, batch_queues: list[WorkQueue], slots: np.ndarray, keys: tuple[bytes, np.ndarray],
+               values: tuple[bytes, np.ndarray], early) -> None:
+        """Count written URLs into their queues, once per queue: ``early(queue, slot)`` names
+        the rows of the queue's slot that sort before what it has read ahead (they join its
+        buffer); it is asked only of queues that have read ahead."""
+        now = self.clock()
+        for slot, (queue, count) in enumerate(zip(batch_queues, np.bincount(slots).tolist())):
+            was_empty = queue.count == 0
+            queue.count += count
+            if queue.read_through is not None:
+                self._buffer_early(queue, keys, values, early(queue, slot))
+                self._trim(queue)
+            if was_empty and queue.state == EMPTY:
+                self._settle(queue, now)
+
+    def restore(self, entries: Sequence[tuple[str, int, int, int, bytes]]) -> int:
+        """Put URLs back at exact places: each entry is (class key, directive, precedence,
+        ordinal, pending value), as another frontier held it (a Heritrix crawl's ``pending``,
+        see :mod:`pycrawler.heritrix.migrate`). Returns how many were written.
+
+        No Visited check: the URLs are already in the seen set they came with. The batch is
+        written in one transaction and one Java call; later ordinals of this frontier start
+        above the largest restored one, so new URLs queue behind them. A key the frontier
+        holds already is refused (the batch is then not written)."""
+        self._require_writable()
+        entries = list(entries)
+        if not entries:
+            return 0
+        for _, directive, precedence, ordinal, _ in entries:
+            if not (0 <= directive <= MAX_PRECEDENCE and 0 <= precedence and 0 <= ordinal < ORDINAL_LIMIT):
+                raise BadInput(f"a restored URL needs directive 0..{MAX_PRECEDENCE}, precedence >= 0 and a "
+                               f"48-bit ordinal; got {directive}, {precedence}, {ordinal}")
+        prefixes: dict[str, bytes] = {}
+        key_list = [pending_key(prefixes.get(class_key) or prefixes.setdefault(class_key, queue_prefix(class_key)),
+                                directive, precedence, ordinal)
+                    for class_key, directive, precedence, ordinal, _ in entries]
+        with self._lock:
+            if len(set(key_list)) < len(key_list):
+                raise BadInput("restore was given two URLs for one place (same queue, directive, precedence, ordinal)")
+            keys, values = pack(key_list), pack([e[4] for e in entries])
+            with self.env.begin() as txn:
+                held = np.flatnonzero(self.pending.contains_many(keys, txn=txn))
+                if len(held):
+                    queue, _, _, ordinal, _ = entries[held[0]]
+                    raise BadInput(f"restore would overwrite {len(held)} pending URLs of {self.env.path} (the first: "
+                                   f"queue {queue!r}, ordinal {ordinal})")
+                batch_queues, slots, caps = self._queues_of([e[0] for e in entries])
+                self._insert(keys, values, caps, txn)
+            self._next_ordinal = max(self._next_ordinal, max(e[3] for e in entries) + 1)
+
+            def early(queue: WorkQueue, slot: int) -> list[int]:
+                data, offsets = keys
+                return [i for i in np.flatnonzero(slots == slot).tolist()
+                        if data[offsets[i]:offsets[i + 1]] < queue.read_through]
+
+            self._admit(batch_queues, slots, keys, values, early)
+            self.totals["restored"] += len(entries)
+            return len(entries)
+
+    def _insert(self, keys: tuple[bytes, np.ndarray], values: tuple[bytes, np.ndarray], caps: list[bytes],
+                txn) -> None:
+        """Write the packed pending records, and an empty cap record per new queue."""
+        if caps:
+            cap_data, cap_offsets = pack(caps)
+            keys = keys[0] + cap_data, np.concatenate([keys[1], cap_offsets[1:] + keys[1][-1]])
+            values = values[0], np.concatenate([values[1], np.full(len(caps), values[1][-1], dtype=np.int32)])
+        work_queues, jbytes, jints = self._java
+        with je_errors(f"{self.env.path} database {PENDING!r}"):
+            work_queues.enqueue(self.pending.java, txn.java, jbytes(keys[0]), jints(keys[1]), jbytes(values[0]),
+                                jints(values[1]))
+
+    @staticmethod
+    def _buffer_early(queue: WorkQueue, keys: tuple[bytes, np.ndarray], values: tuple[bytes, np.ndarray],
+                      rows: list[int]) -> None:
+        (key_data, key_offsets), (value_data, value_offsets) = keys, values
+        for i in rows:
+            bisect.insort(queue.buffer, (key_data[key_offsets[i]:key_offsets[i + 1]],
+                                         value_data[value_offsets[i]:value_offsets[i + 1]]))
+
+    def _trim(self, queue: WorkQueue) -> None:
+        """Keep a queue's read-ahead within ``2 * prefetch`` records: under ``lifo`` every new
+        URL of the head's order joins it, which would otherwise hold the queue's growth in RAM.
+        The records cut off stay in ``pending``, after the new ``read_through``, to be read
+        again (:meth:`next_batch` commits finished URLs first, so none of those is read back)."""
+        if self.lifo and len(queue.buffer) > 2 * self.prefetch:
+            del queue.buffer[self.prefetch:]
+            queue.read_through = queue.buffer[-1][0]

@@ -34,7 +34,7 @@ import re
 import shlex
 from pathlib import Path
 
-from . import je_releases, java_runtime
+from . import java_runtime, je_releases
 from .errors import SetupError
 from .jar_folder import BRIDGE_JAR, SETUP_HINT
 from .jar_folder import FOLDER as TARGET

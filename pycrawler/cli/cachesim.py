@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..errors import BadInput
 from ..progress import add_option as add_progress_option
+from .plain import first_line
 
 DEFAULT_SIZES = "2^0..2^25"
 TARGET_HITS = 0.8
@@ -16,7 +17,7 @@ TARGET_HITS = 0.8
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("cache-sim", help="simulate URL caches over a trace: miss rate per policy and size",
-                       description=__doc__.splitlines()[0])
+                       description=first_line(__doc__))
     p.add_argument("trace", type=Path, metavar="TRACE",
                    help="URLs one per line (crawl --trace; gzip accepted) or raw little-endian 64-bit keys (.u64)")
     p.add_argument("--format", choices=("urls", "u64"),

@@ -9,7 +9,9 @@ import uuid
 from pathlib import Path
 
 from ..atomic_write import write_atomically
+from ..cluster import require_redis
 from ..errors import BadInput
+from .plain import first_line
 
 WORKER_FILE = "cluster.json"
 """In a worker's state folder: its worker id, so a restarted worker rejoins as itself."""
@@ -56,6 +58,7 @@ def join(args: argparse.Namespace, seeds: list[str]):
         raise BadInput("a cluster worker needs both --redis URL and --cluster NAME")
     if args.network and args.dedupe != "central":
         raise BadInput("--network groups the workers of --dedupe central; host splitting has no networks")
+    require_redis()
     from ..cluster.exchanges import exchange_factory
     from ..cluster.membership import Membership, connect
     from ..seen.cache import cache_from_spec
@@ -70,7 +73,7 @@ def join(args: argparse.Namespace, seeds: list[str]):
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("cluster", help="the state of a cluster of crawl workers", description=__doc__.splitlines()[0])
+    p = sub.add_parser("cluster", help="the state of a cluster of crawl workers", description=first_line(__doc__))
     commands = p.add_subparsers(dest="cluster_command", required=True, metavar="COMMAND")
     status = commands.add_parser("status", help="members, their hosts, pages, pending and traffic")
     status.add_argument("--redis", required=True, metavar="URL")
@@ -91,6 +94,7 @@ def host_owners(membership) -> dict[str, str]:
 
 
 def run_status(args: argparse.Namespace) -> int:
+    require_redis()
     from ..cluster.membership import Membership, connect
 
     membership = Membership(connect(args.redis), args.cluster, "status")

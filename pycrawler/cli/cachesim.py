@@ -21,8 +21,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="URLs one per line (crawl --trace; gzip accepted) or raw little-endian 64-bit keys (.u64)")
     p.add_argument("--format", choices=("urls", "u64"),
                    help="how to read TRACE (default: u64 for names ending .u64 or .u64.gz, else urls)")
-    p.add_argument("--policies", default="lru,clock,random,static,min,infinite", metavar="LIST",
-                   help="comma list of lru, clock, random, static, min, infinite, or all (default: all six)")
+    p.add_argument("--policies", default="all", metavar="LIST",
+                   help="comma list of lru, clock, random, static (the k most requested URLs pinned from the start, "
+                        "as the paper counts it), static-cold (the same, each one's first request a miss), "
+                        "min (Belady, demand paging), min-bypass (MIN that may leave a missed URL out), "
+                        "infinite; or all (the default)")
     p.add_argument("--sizes", default=DEFAULT_SIZES, metavar="LIST",
                    help=f"cache sizes: counts (50000, 64k, 2^16) and ranges of powers (default {DEFAULT_SIZES})")
     p.add_argument("--csv", type=Path, metavar="FILE",

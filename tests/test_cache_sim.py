@@ -216,7 +216,11 @@ def test_command_writes_one_csv_row_per_policy_and_size_and_a_plot(tmp_path, cap
     assert all(int(req) == 5_000 and int(h) + int(m) == 5_000 and float(r) == pytest.approx(int(m) / 5_000, abs=1e-6)
                for _, _, req, h, m, r in rows)
     assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "5,000 requests" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "5,000 requests" in err
+    timed = err.split("seconds per policy, all sizes: ")[1].splitlines()[0].split(", ")
+    assert [entry.split(" ")[0] for entry in timed] == list(POLICIES)
+    assert all(float(entry.split(" ")[1]) >= 0 for entry in timed)
 
 
 @pytest.mark.parametrize("args, message", [

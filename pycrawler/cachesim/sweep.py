@@ -28,7 +28,7 @@ skipped there: every policy starting empty misses exactly the distinct keys, STA
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -180,13 +180,15 @@ def passes(policies: Iterable[str], sizes: Sequence[int], distinct: int) -> int:
     return sum(1 if p == "lru" else evicting if p in per_size else 0 for p in policies)
 
 
-def sweep(trace: Trace, policies: Sequence[str], sizes: Sequence[int], advance: Advance = lambda n: None) -> list[Row]:
-    """One :class:`Row` per policy and size, policies in the order given, sizes ascending.
-    ``advance(n)`` is called as each n requests of a pass are done."""
+def sweep_by_policy(trace: Trace, policies: Sequence[str], sizes: Sequence[int],
+                    advance: Advance = lambda n: None) -> Iterator[tuple[str, list[Row]]]:
+    """Each policy's :class:`Row` s (sizes ascending), in the order given, yielded as soon as
+    that policy is done, so a caller can time the policies. The MIN policies' backward pass
+    runs once, before the first of them. ``advance(n)`` is called as each n requests of a
+    pass are done."""
     n, distinct = trace.requests, trace.distinct
     sizes = sorted(sizes)
-    uses = kernel.next_uses(trace.ids, distinct) if MIN.keys() & set(policies) else None
-    rows = []
+    uses = None
     for policy in policies:
         if policy == "lru":
             misses = lru_misses(trace, sizes, advance)
@@ -195,6 +197,9 @@ def sweep(trace: Trace, policies: Sequence[str], sizes: Sequence[int], advance: 
         elif policy == "infinite":
             misses = [distinct] * len(sizes)
         else:
+            if policy in MIN and uses is None:
+                uses = kernel.next_uses(trace.ids, distinct)
+
             def one(size: int) -> int:
                 if size >= distinct:
                     return distinct
@@ -203,5 +208,9 @@ def sweep(trace: Trace, policies: Sequence[str], sizes: Sequence[int], advance: 
                 return online_misses(ONLINE[policy], trace, size, advance)
 
             misses = [one(k) for k in sizes]
-        rows += [Row(policy, k, n, m) for k, m in zip(sizes, misses)]
-    return rows
+        yield policy, [Row(policy, k, n, m) for k, m in zip(sizes, misses)]
+
+
+def sweep(trace: Trace, policies: Sequence[str], sizes: Sequence[int], advance: Advance = lambda n: None) -> list[Row]:
+    """One :class:`Row` per policy and size, policies in the order given, sizes ascending."""
+    return [row for _, rows in sweep_by_policy(trace, policies, sizes, advance) for row in rows]

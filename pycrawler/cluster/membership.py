@@ -88,7 +88,10 @@ def seeds_fingerprint(seeds: Iterable[str]) -> str:
 
 
 def weight(worker: str, host: str) -> int:
-    return int.from_bytes(hashlib.blake2b(f"{worker}\x00{host}".encode(), digest_size=8).digest(), "big")
+    """The rendezvous weight of a (worker, host) pair: SHA-1, since the host table's scripts
+    rank workers with Redis's ``redis.sha1hex``, and a host placed while Redis is away should go
+    where the table would put it first."""
+    return int.from_bytes(hashlib.sha1(f"{worker}\x00{host}".encode()).digest(), "big")
 
 
 class Membership:
@@ -221,7 +224,8 @@ class Membership:
         ones) in one script; while Redis is away, the heaviest live member of each unknown host,
         not remembered, so that the table decides once Redis answers."""
         members, known = self._view
-        unknown = [host for host in dict.fromkeys(hosts) if host not in known]
+        hosts = list(dict.fromkeys(hosts))
+        unknown = [host for host in hosts if host not in known]
         if unknown:
             try:
                 known.update(self.table.assign(unknown, members or [self.worker]))

@@ -81,12 +81,26 @@ local live = ARGV
 local joined = table.concat(live, '\\n')
 local before = redis.call('HGET', KEYS[3], 'members') or ''
 if before == joined then return {tonumber(redis.call('HGET', KEYS[3], 'epoch') or '0'), 0} end
-local alive, joiners, any_joiner = {}, {}, false
+local alive, joiners, joiner_list = {}, {}, {}
 for _, m in ipairs(live) do alive[m] = true end
 if before ~= '' then  -- the first balance of a table has no joiners: all are where they were
   local old = {}
   for _, m in ipairs(split(before)) do old[m] = true end
-  for _, m in ipairs(live) do if not old[m] then joiners[m] = true any_joiner = true end end
+  for _, m in ipairs(live) do if not old[m] then joiners[m] = true joiner_list[#joiner_list + 1] = m end end
+end
+-- The joiner heading host's rendezvous order, if one does and it is not o; mostly 2 hashes a
+-- host (the owner usually outweighs the joiner), the other members only when it does not.
+local function won_by_joiner(host, o)
+  local best, best_weight = o, redis.sha1hex(o .. '\0' .. host)
+  for _, j in ipairs(joiner_list) do
+    local w = redis.sha1hex(j .. '\0' .. host)
+    if w > best_weight then best, best_weight = j, w end
+  end
+  if best == o then return nil end
+  for _, m in ipairs(live) do
+    if not joiners[m] and m ~= o and redis.sha1hex(m .. '\0' .. host) > best_weight then return nil end
+  end
+  return best
 end
 local flat = redis.call('HGETALL', KEYS[1])
 local hosts, owner = {}, {}
@@ -97,14 +111,12 @@ local loads = {}
 for _, m in ipairs(live) do loads[m] = 0 end
 for _, host in ipairs(hosts) do if alive[owner[host]] then loads[owner[host]] = loads[owner[host]] + 1 end end
 local movers, moving = {}, {}
-local nobody = {}
 for _, host in ipairs(hosts) do
   local o = owner[host]
   local move = not alive[o]
-  if not move and any_joiner then
-    local top = choose(host, live, nobody, 1)
-    move = joiners[top] and top ~= o
-    if move then loads[o] = loads[o] - 1 end
+  if not move and #joiner_list > 0 and won_by_joiner(host, o) then
+    move = true
+    loads[o] = loads[o] - 1
   end
   if move then movers[#movers + 1] = host moving[host] = true end
 end

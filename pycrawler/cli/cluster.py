@@ -95,7 +95,6 @@ def run_status(args: argparse.Namespace) -> int:
         raise BadInput(f"no cluster {args.cluster!r} in Redis at that URL")
     rows = membership.status()
     members = [row["worker"] for row in rows if row["live"]]
-    membership.members = members
     owned: dict[str, list[str]] = {}
     for host, owner in sorted(host_owners(membership).items()):
         owned.setdefault(owner, []).append(host)

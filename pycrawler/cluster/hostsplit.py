@@ -98,8 +98,6 @@ class HostSplitExchange:
         self._unreachable = False
         self._closed = threading.Event()
         self._heartbeat_thread: threading.Thread | None = None
-        self.hosts: set[str] = set()      # hosts seen in links, published for `cluster status`
-        self.new_hosts: list[str] = []
         self.unacked: list[Delivery] = []
         self.traffic = {"sent": 0, "dropped": 0, "received": 0, "bytes_sent": 0, "forwarded": 0,
                         "learned": 0}
@@ -158,11 +156,7 @@ class HostSplitExchange:
         own, foreign = [], []
         owners = self.membership.owners(host_of(link.url) for link in links)
         for link in links:
-            host = host_of(link.url)
-            if host not in self.hosts:
-                self.hosts.add(host)
-                self.new_hosts.append(host)
-            (own if owners[host] == self.me else foreign).append(link)
+            (own if owners[host_of(link.url)] == self.me else foreign).append(link)
         if foreign and self.cache is not None:
             hit = self.cache.access(url_keys([link.url for link in foreign]))
             self.traffic["dropped"] += int(hit.sum())
@@ -216,16 +210,14 @@ class HostSplitExchange:
         return unsent
 
     def _send(self) -> bool:
-        """Send what waits (links, fetched keys, new hosts) in one pipeline; False when Redis did
+        """Send what waits (links, fetched keys) in one pipeline; False when Redis did
         not answer: it all waits for the next try, and ``fresh`` for the crawl's next flush,
         which commits it to the outbox with the pages it finishes."""
         if self.unacked:
             self.ack([])
-        if not self.outbox and not self.fetched_outbox and not self.new_hosts:
+        if not self.outbox and not self.fetched_outbox:
             return True
         pipe = self.membership.redis.pipeline(transaction=False)
-        if self.new_hosts:
-            pipe.sadd(self.membership.key("hosts"), *self.new_hosts)
         for host, keys in self.fetched_outbox.items():
             pipe.append(self.membership.key("fetched", host), b"".join(keys))
         sent = nbytes = 0
@@ -244,7 +236,7 @@ class HostSplitExchange:
         if self._unreachable:
             log.warning("Redis answers again: the waiting links are sent")
         self._unreachable = False
-        self.outbox, self.fetched_outbox, self.new_hosts, self.fresh = {}, {}, [], []
+        self.outbox, self.fetched_outbox, self.fresh = {}, {}, []
         self.traffic["sent"] += sent
         self.traffic["bytes_sent"] += nbytes
         return True
@@ -295,7 +287,7 @@ class HostSplitExchange:
 
     # -- the cluster's state ------------------------------------------------------------------------
     def report(self, fetched: int, pending: int, idle: bool) -> bool:
-        if self.outbox or self.new_hosts:  # added outside a crawl flush (the seeds of a worker with no host yet)
+        if self.outbox:  # added outside a crawl flush (the seeds of a worker with no host yet)
             self._send()  # what fails stays in `fresh`: the crawl's next flush returns it for the outbox
         if self.unacked:  # acknowledgements Redis did not take: a worker with no page left to flush retries here
             self.ack([])

@@ -241,7 +241,7 @@ def test_max_depth_holds_across_workers_and_received_urls_keep_their_via(local_r
         assert single == {site.url(h, p) for (h, p) in parent if depth_of((h, p), parent) <= max_depth}
 
         site.requests.clear()
-        ids, owned = worker_ids(site)
+        ids, owned = worker_ids(local_redis.url, site)
         workers = [start_worker(site, tmp_path / w, local_redis.url, "c", "--worker", w, "--max-depth", str(max_depth),
                                 "--dedupe", dedupe) for w in ids]
         for worker in workers:

@@ -58,6 +58,19 @@ local function place(host, members, old)
   if old then redis.call('HINCRBY', KEYS[2], old, -1) end
   return owner
 end
+-- The members the table is balanced for (given, before its first balance), as a list and a set.
+local function balanced(given)
+  local members, member = split(redis.call('HGET', KEYS[3], 'members')), {}
+  if #members == 0 then members = given end
+  for _, m in ipairs(members) do member[m] = true end
+  return members, member
+end
+-- host's owner, placed now if it has none among the members (a table from before a rebalance).
+local function owner_of(host, members, member)
+  local owner = redis.call('HGET', KEYS[1], host)
+  if owner and member[owner] then return owner end
+  return place(host, members, owner)
+end
 """
 
 # KEYS: owners, loads, assignment. ARGV: how many members the caller sees, those members, then
@@ -65,13 +78,9 @@ end
 # for (the caller's, before any rebalance).
 ASSIGN = LUA_COMMON + """
 local n = tonumber(ARGV[1])
-local members = split(redis.call('HGET', KEYS[3], 'members'))
-if #members == 0 then members = {unpack(ARGV, 2, n + 1)} end
+local members, member = balanced({unpack(ARGV, 2, n + 1)})
 local owners = {}
-for i = n + 2, #ARGV do
-  local host = ARGV[i]
-  owners[#owners + 1] = redis.call('HGET', KEYS[1], host) or place(host, members, nil)
-end
+for i = n + 2, #ARGV do owners[#owners + 1] = owner_of(ARGV[i], members, member) end
 return owners
 """
 

@@ -43,9 +43,11 @@ from .frames import Flag, Frame, FrameError, decode
 from .layout import CENTRAL_GROUP, Layout, central_address, ensure_group, networks_of, send
 from .local import fingerprint_keys
 
-# Places URLs with their hosts' owners, appending one task_pool entry per owner; a host with no
-# owner, or one not alive, is placed in the host table (bounded) among the live workers it is
-# balanced for. Returns how many URLs it placed.
+# Places URLs with their hosts' owners in the host table, appending one task_pool entry per owner;
+# a host with no owner is placed (bounded) among the workers the table is balanced for (the live
+# ones, before its first balance). An owner that died keeps its hosts until the rebalance its
+# lease's end brings: what it is sent meanwhile is re-routed with its task_pool.
+# Returns how many URLs it placed.
 # KEYS: the host table's owners, loads and assignment, a stream to delete entries from, then
 # task_URL sets (this network's first).
 # ARGV: task_pool key prefix and suffix, the live workers (count first), entry ids to delete
@@ -55,12 +57,7 @@ from .local import fingerprint_keys
 # worker's task_pool: no task_URL sets, and its entries are deleted in the same script.
 PLACE = LUA_COMMON + """
 local prefix, suffix, at = ARGV[1], ARGV[2], 3
-local live, eligible = {}, {}
-for i = 1, tonumber(ARGV[at]) do live[ARGV[at + i]] = true end
-for _, m in ipairs(split(redis.call('HGET', KEYS[3], 'members'))) do
-  if live[m] then eligible[#eligible + 1] = m end
-end
-if #eligible == 0 then eligible = {unpack(ARGV, at + 1, at + tonumber(ARGV[at]))} end
+local members, member = balanced({unpack(ARGV, at + 1, at + tonumber(ARGV[at]))})
 at = at + tonumber(ARGV[at]) + 1
 local ids = {}
 for i = 1, tonumber(ARGV[at]) do ids[i] = ARGV[at + i] end
@@ -74,8 +71,7 @@ for i = at, #ARGV, 3 do
   end
   if not known then
     if #KEYS >= 5 then redis.call('SADD', KEYS[5], fp) end
-    local owner = redis.call('HGET', KEYS[1], host)
-    if not owner or not live[owner] then owner = place(host, eligible, owner) end
+    local owner = owner_of(host, members, member)
     if not batches[owner] then batches[owner] = {} order[#order + 1] = owner end
     local batch = batches[owner]
     batch[#batch + 1] = line

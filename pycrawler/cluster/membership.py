@@ -95,7 +95,7 @@ def weight(worker: str, host: str) -> int:
 
 
 class Membership:
-    """This worker's place in cluster ``name``: :meth:`join`, :meth:`beat`, :meth:`owner`."""
+    """This worker's place in cluster ``name``: :meth:`join`, :meth:`beat`, :meth:`owners`."""
 
     def __init__(self, client: redis.Redis, name: str, worker: str, *, lease: float = 10.0,
                  heartbeat: float = 2.0):
@@ -214,10 +214,6 @@ class Membership:
     def leave(self) -> None:
         self.redis.zrem(self.key("members"), self.worker)
         self.members = [m for m in self.members if m != self.worker]
-
-    def owner(self, host: str) -> str:
-        """The member that owns ``host`` (this worker when it is alone)."""
-        return self.owners([host])[host]
 
     def owners(self, hosts: Iterable[str]) -> dict[str, str]:
         """The owners of ``hosts``: remembered, else read from the table (which places the new

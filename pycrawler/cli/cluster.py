@@ -83,14 +83,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def host_owners(membership) -> dict[str, str]:
-    """Host -> owner: kept by --dedupe central (hosts stay with their first owner), or computed
-    from the live members as host splitting does."""
+    """Host -> owner, as the host table of --dedupe central or of host splitting holds it."""
+    from ..cluster.assignment import HostTable
     from ..cluster.central.layout import Layout
 
-    kept = membership.redis.hgetall(Layout(membership.name).owners)
-    if kept:
-        return {host.decode(): owner.decode() for host, owner in kept.items()}
-    return {host.decode(): membership.owner(host.decode()) for host in membership.redis.smembers(membership.key("hosts"))}
+    return HostTable(membership.redis, Layout(membership.name).prefix).table() or membership.table.table()
 
 
 def run_status(args: argparse.Namespace) -> int:
@@ -102,7 +99,6 @@ def run_status(args: argparse.Namespace) -> int:
         raise BadInput(f"no cluster {args.cluster!r} in Redis at that URL")
     rows = membership.status()
     members = [row["worker"] for row in rows if row["live"]]
-    membership.members = members
     owned: dict[str, list[str]] = {}
     for host, owner in sorted(host_owners(membership).items()):
         owned.setdefault(owner, []).append(host)

@@ -11,11 +11,12 @@ before the JVM starts:
   program that wrote it, so that an old store (a crawler4j 3.x frontier, a Heritrix 1 state) is
   read by the JE of its era and never converted on the way (JE 5 converts the duplicate
   databases of JE 4.0 and older);
-- a new store: :data:`NEW_STORE_VERSION`.
+- a new store: the first known of :data:`NEW_STORE_VERSIONS`.
 
-Known releases: Debian's ``libdb-je-java`` (3.3.98, in ``target/lib`` by the Maven build) and the
-releases Maven Central serves, which ``scripts/setup`` resolves into ``target/je/`` (18.3.12, the
-JE that reads every log version to 17; 5.0.73 and 4.0.92, crawler4j's eras).
+Known releases, in a checkout: Debian's ``libdb-je-java`` (3.3.98, in ``target/lib`` by the Maven
+build) and the releases Maven Central serves, which ``scripts/setup`` resolves into ``target/je/``
+(18.3.12, the JE that reads every log version to 17; 5.0.73 and 4.0.92, crawler4j's eras). An
+installed wheel knows only 18.3.12 (:mod:`pycrawler.jar_folder`), which then opens every store.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import SetupError
+from .jar_folder import SETUP_HINT
 
 LOG_VERSION_OF_LINE = {(3, 2): 5, (3, 3): 6, (4, 0): 7, (4, 1): 8, (5, 0): 8, (6, 0): 9, (6, 1): 9,
                        (6, 2): 10, (6, 3): 10, (6, 4): 11, (7, 0): 12, (7, 1): 13, (7, 2): 13, (7, 3): 14,
@@ -40,10 +42,10 @@ WRITERS = {5: "JE 3.2", 6: "JE 3.3 (Heritrix 1.14)", 7: "JE 4.0 (crawler4j 3.x)"
 MAVEN_RELEASES = ("18.3.12", "5.0.73", "4.0.92")
 """``com.sleepycat:je`` versions that ``scripts/setup`` resolves from Maven Central."""
 
-NEW_STORE_VERSION = os.environ.get("PYCRAWLER_JE", "3.3.98")
-"""The release that writes pycrawler's own new stores, unless the user named a JE
-(``PYCRAWLER_CLASSPATH``) or another known release (``PYCRAWLER_JE``): see docs/store.md for the
-measurements behind the default."""
+NEW_STORE_VERSIONS = (os.environ["PYCRAWLER_JE"],) if os.environ.get("PYCRAWLER_JE") else ("3.3.98", "18.3.12")
+"""The release that writes pycrawler's own new stores, the first of these known, unless the user
+named a JE (``PYCRAWLER_CLASSPATH``) or another known release (``PYCRAWLER_JE``): JE 3.3.98 where
+it is built (see docs/store.md for the measurements behind it), else JE 18.3.12 (a wheel's only JE)."""
 
 _JAR_NAME = re.compile(r"^(?:je|db-je)-(\d+)\.(\d+)[\d.]*\.jar$")
 
@@ -93,14 +95,16 @@ def known(target: Path) -> list[JeRelease]:
 
 
 def for_new_store(target: Path, user: JeRelease | None) -> JeRelease:
-    """The JE that creates a new store: the user's, else :data:`NEW_STORE_VERSION`."""
+    """The JE that creates a new store: the user's, else the first known of :data:`NEW_STORE_VERSIONS`."""
     if user is not None:
         return user
-    for release in known(target):
-        if release.version == NEW_STORE_VERSION:
-            return release
-    raise SetupError(f"JE {NEW_STORE_VERSION} (PYCRAWLER_JE) is not among the JEs built here "
-                     f"({', '.join(r.version for r in known(target)) or 'none'}): run scripts/setup")
+    releases = {release.version: release for release in known(target)}
+    for version in NEW_STORE_VERSIONS:
+        if version in releases:
+            return releases[version]
+    named = "PYCRAWLER_JE" if os.environ.get("PYCRAWLER_JE") else "the JE of new stores"
+    raise SetupError(f"JE {' or '.join(NEW_STORE_VERSIONS)} ({named}) is not among the JEs here "
+                     f"({', '.join(releases) or 'none'}): {SETUP_HINT}")
 
 
 def reader_of(log_version: int, where: str, target: Path, user: JeRelease | None) -> JeRelease:

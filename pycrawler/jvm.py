@@ -11,9 +11,13 @@ Class path, in order of precedence:
 2. The JE this process runs on (:func:`start`'s ``je``; :mod:`pycrawler.je_releases` chooses
    it per store, by the store's log version, before the JVM starts). Every other JE jar is left
    out: two JEs cannot share a JVM.
-3. ``target/pycrawler-bridge.jar`` (the Maven build of ``bridge/``).
-4. ``target/lib/*.jar`` (the bridge's runtime dependencies, JE aside).
+3. ``pycrawler-bridge.jar`` (the Maven build of ``bridge/``; one jar serves every JE: built
+   against JE 3.3.98 or 18.3.12, its classes are byte for byte the same).
+4. ``lib/*.jar`` (the bridge's runtime dependencies, JE aside).
 5. The py4j package's own jar, for the gateway (:mod:`pycrawler.store.gateway_server`).
+
+Items 2 to 4 come from :mod:`pycrawler.jar_folder`: a checkout's ``target/``, or the jars an
+installed wheel carries. The JVM itself is the one :mod:`pycrawler.java_runtime` finds.
 
 JVM options: ``PYCRAWLER_HEAP`` (e.g. ``2g``) sets ``-Xmx``; ``PYCRAWLER_JVM_OPTS`` adds
 any other options (shell-quoted). The collector is the parallel one unless those options
@@ -30,15 +34,13 @@ import re
 import shlex
 from pathlib import Path
 
-from . import je_releases
+from . import java_runtime, je_releases
 from .errors import SetupError
+from .jar_folder import BRIDGE_JAR, SETUP_HINT
+from .jar_folder import FOLDER as TARGET
 from .je_releases import JeRelease
 
-PROJECT_ROOT = Path(os.environ.get("PYCRAWLER_HOME", Path(__file__).resolve().parent.parent))
-TARGET = PROJECT_ROOT / "target"
-BRIDGE_JAR = TARGET / "pycrawler-bridge.jar"
 DEFAULT_HEAP = "1g"
-
 
 
 def _expand(entry: str) -> list[Path]:
@@ -62,7 +64,7 @@ def user_je() -> JeRelease | None:
 
 
 def known_jes() -> list[JeRelease]:
-    """The JE releases built or resolved for this checkout, oldest first."""
+    """The JE releases built or resolved for this checkout (or carried by this wheel), oldest first."""
     return je_releases.known(TARGET)
 
 
@@ -70,7 +72,7 @@ def classpath(je: JeRelease | None = None) -> list[Path]:
     """The jars and folders the JVM will load to run on ``je`` (None: the JE of new stores),
     user entries first."""
     if not BRIDGE_JAR.is_file():
-        raise SetupError(f"the Java bridge is not built ({BRIDGE_JAR} is missing): run scripts/setup")
+        raise SetupError(f"the Java bridge is not built ({BRIDGE_JAR} is missing): {SETUP_HINT}")
     je = je or je_releases.for_new_store(TARGET, user_je())
     user = [path for path in user_entries() if JeRelease.of_jar(path) is None]
     deps = [path for path in sorted((TARGET / "lib").glob("*.jar")) if JeRelease.of_jar(path) is None]
@@ -110,15 +112,6 @@ def jvm_options() -> list[str]:
     return [f"-Xmx{os.environ.get('PYCRAWLER_HEAP', DEFAULT_HEAP)}", "-Xss4m", *collector, *user]
 
 
-def _jvm_path() -> str:
-    import jpype
-
-    try:
-        return jpype.getDefaultJVMPath()
-    except jpype.JVMNotFoundException:
-        raise SetupError("no Java runtime found: install a JDK 17 (scripts/setup does) or set JAVA_HOME") from None
-
-
 _started_on: JeRelease | None = None
 
 
@@ -133,7 +126,7 @@ def start(je: JeRelease | None = None) -> None:
     je = je or je_releases.for_new_store(TARGET, user_je())
     cp = [str(p) for p in classpath(je)]
     try:
-        jpype.startJVM(_jvm_path(), *jvm_options(), classpath=cp, convertStrings=False)
+        jpype.startJVM(str(java_runtime.libjvm()), *jvm_options(), classpath=cp, convertStrings=False)
     except (OSError, RuntimeError) as exc:
         raise SetupError(f"the JVM did not start: {exc}") from None
     _started_on = je

@@ -13,6 +13,8 @@ from pycrawler.cluster.membership import Membership
 from pycrawler.cluster.protocol import Link
 
 LEASE, HEARTBEAT = 1.0, 0.2  # seconds: short, so a killed central host is replaced quickly
+SETTLE = 2.0  # seconds of unchanged membership before submitting: workers started together agree
+# on the members before hosts get owners, so no host changes owner when the others join
 TIMINGS = {"answer_timeout_ms": 500, "frame_size": 100}
 
 
@@ -25,7 +27,7 @@ def run_worker(port, worker, network, urls, chunk, pause, flushed, stop, results
     and acknowledge allocations until `stop` is set and nothing is left. Acknowledged URLs are
     then polled from the "frontier" and passed through `forward`, like the crawl does: report
     the URLs this worker would fetch."""
-    exchange = CentralExchange(membership(port, worker), network, **TIMINGS)
+    exchange = CentralExchange(membership(port, worker), network, settle=SETTLE, **TIMINGS)
     acked: list[str] = []
     for start in range(0, len(urls), chunk):
         exchange.add([Link(url) for url in urls[start : start + chunk]])

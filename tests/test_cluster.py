@@ -12,7 +12,6 @@ redis-server is part of what is tested: without it these tests fail under CI and
 
 from __future__ import annotations
 
-import itertools
 import json
 import signal
 import subprocess
@@ -26,9 +25,10 @@ import pytest
 import redis
 
 from conftest import missing
+from pycrawler.cluster.assignment import HostTable
 from pycrawler.cluster.local_redis import LocalRedis, find_redis_server
-from pycrawler.cluster.membership import host_of, weight
-from pycrawler.crawl.multihost import MultiHostSite, host_address
+from pycrawler.cluster.membership import host_of
+from pycrawler.crawl.multihost import MultiHostSite
 from pycrawler.keys.canon import get_canonicalizer
 from pycrawler.keys.schemes import DEFAULT_SEEN_KEY, get_seen_key_scheme
 
@@ -114,19 +114,34 @@ def recorded_fetches(redis_url: str, urls: set[str], cluster: str = "c") -> set[
     return {url for url, key in zip(ordered, np.asarray(keys).tolist()) if key in recorded}
 
 
-def owners(site: MultiHostSite, states: list[Path]) -> dict[int, Path]:
-    """Host number -> the state folder of the worker rendezvous hashing gives it, all alive."""
+def owners(site: MultiHostSite, states: list[Path], redis_url: str, cluster: str = "c") -> dict[int, Path]:
+    """Host number -> the state folder of the worker the cluster's host table gives it now."""
     ids = {json.loads((state / "cluster.json").read_text())["worker"]: state for state in states}
-    return {h: ids[max(ids, key=lambda w: weight(w, host_of(site.url(h, "/"))))] for h in range(site.hosts)}
+    table = HostTable(redis.Redis.from_url(redis_url), f"pycrawler:{cluster}").table()
+    return {h: ids[table[host_of(site.url(h, "/"))]] for h in range(site.hosts)}
 
 
-def each_fetched_its_own_hosts(site: MultiHostSite, states: list[Path]) -> None:
-    """Each worker fetched exactly the pages of the hosts rendezvous hashing gives it (which may
-    be none: nothing guarantees every worker a host)."""
-    owner = owners(site, states)
-    for state in states:
-        own_hosts = {host_address(h) for h, owned_by in owner.items() if owned_by == state}
-        own_pages = {url for url in site.reachable if urlsplit(url).hostname in own_hosts}
+def planned_owners(redis_url: str, site: MultiHostSite, *memberships: list[str]) -> dict[int, str]:
+    """Host number -> the worker the host table gives it when workers ``memberships[0]`` see the
+    site's seeds (in their order) and then the members become each of ``memberships[1:]`` in
+    turn: the table's own scripts, run on a table of its own."""
+    table = HostTable(redis.Redis.from_url(redis_url), f"plan:{time.monotonic_ns()}")
+    table.rebalance(memberships[0])
+    table.assign([host_of(seed) for seed in site.seeds], memberships[0])
+    for members in memberships[1:]:
+        table.rebalance(members)
+    owned = table.table()
+    return {h: owned[host_of(site.url(h, "/"))] for h in range(site.hosts)}
+
+
+def each_fetched_its_own_hosts(site: MultiHostSite, states: list[Path], most: int) -> None:
+    """Each host's pages were all fetched by one worker, and no worker fetched on more than
+    ``most`` hosts (the bound of the host table)."""
+    crawled = {state: {urlsplit(url).hostname for url in site.fetch_counts(agent(state))} for state in states}
+    assert sum(len(hosts) for hosts in crawled.values()) == site.hosts, crawled
+    assert all(len(hosts) <= most for hosts in crawled.values()), crawled
+    for state, hosts in crawled.items():
+        own_pages = {url for url in site.reachable if urlsplit(url).hostname in hosts}
         assert set(site.fetch_counts(agent(state))) == own_pages, state.name
 
 
@@ -147,19 +162,18 @@ def test_three_workers_fetch_every_page_once_and_keep_politeness(local_redis, tm
         assert set(counts) == site.reachable
         assert repeats(site) == 0
         assert site.closest_gap() >= DELAY * 0.95
-        each_fetched_its_own_hosts(site, states)
+        each_fetched_its_own_hosts(site, states, most=4)  # ceil(1.25 * 9 / 3)
     report = status(local_redis.url)
     assert "0 live of 3 workers seen" in report
     assert report.count("pages ") == 3
 
 
 def test_a_worker_that_owns_no_host_sends_its_seeds_and_ends_with_the_others(local_redis, tmp_path):
-    with MultiHostSite(hosts=3, pages=4) as site:
-        hosts = [host_of(url) for url in site.seeds]
-        # Two ids such that the second loses every host to the first under rendezvous hashing
-        # (one pair in eight on three hosts).
-        pairs = ((f"busy{i}", f"hostless{i}") for i in itertools.count())
-        ids = next((a, b) for a, b in pairs if all(weight(b, h) < weight(a, h) for h in hosts))
+    """Two workers on one host: one of them owns none."""
+    with MultiHostSite(hosts=1, pages=4) as site:
+        ids = ["busy", "hostless"]
+        if planned_owners(local_redis.url, site, ids)[0] != "busy":
+            ids.reverse()
         states = [tmp_path / "busy", tmp_path / "idle"]
         workers = [start_worker(site, state, local_redis.url, "c", "--worker", worker)
                    for state, worker in zip(states, ids)]
@@ -174,7 +188,7 @@ def test_killed_worker_hosts_move_after_the_lease_and_it_rejoins(local_redis, tm
     with MultiHostSite(hosts=9, pages=30) as site:
         workers = [start_worker(site, state, local_redis.url) for state in states]
         wait_for_fetches(site, 0.3)
-        owner = owners(site, states)
+        owner = owners(site, states, local_redis.url)
         victim_state = max(states, key=list(owner.values()).count)  # one with hosts to take over
         victim = workers[states.index(victim_state)]
         victim.send_signal(signal.SIGKILL)
@@ -217,6 +231,7 @@ def test_redis_restarted_mid_crawl_loses_nothing(local_redis, tmp_path):
     with MultiHostSite(hosts=9, pages=30) as site:
         workers = [start_worker(site, state, local_redis.url, "c", "--lease", str(OUTAGE_LEASE)) for state in states]
         wait_for_fetches(site, 0.3)
+        owner = owners(site, states, local_redis.url)
         local_redis.stop()
         down_at = time.monotonic()
         time.sleep(OUTAGE)
@@ -227,9 +242,8 @@ def test_redis_restarted_mid_crawl_loses_nothing(local_redis, tmp_path):
         assert set(site.fetch_counts()) == site.reachable
         assert repeats(site) == 0
         assert site.closest_gap() >= DELAY * 0.95
-        # Cut off from Redis, every worker that owns hosts went on crawling, its own hosts only
-        # (rendezvous hashing may leave a worker none of the nine).
-        owner = owners(site, states)
+        # Cut off from Redis, every worker went on crawling, its own hosts only.
+        assert set(owner.values()) == set(states)
         for state in set(owner.values()):
             during = [h for h, path, at, ua in site.requests
                       if down_at < at < up_at and path != "/robots.txt" and agent(state) in ua]

@@ -262,7 +262,7 @@ def test_three_workers_in_two_networks_crawl_every_page_once_politely(local_redi
             finish(worker)
         assert (set(site.fetch_counts()) == site.reachable, repeats(site)) == (True, 0)
         assert site.closest_gap() >= DELAY * 0.95
-        each_fetched_its_own_hosts(site, [tmp_path / f"w{i}" for i in range(3)])
+        each_fetched_its_own_hosts(site, [tmp_path / f"w{i}" for i in range(3)], most=4)  # ceil(1.25 * 9 / 3)
     report = status(local_redis.url)
     assert "0 live of 3 workers seen" in report
     assert sum(int(n) for n in re.findall(r"pages (\d+)", report)) == len(site.reachable)

@@ -26,12 +26,12 @@ from test_cluster import (  # noqa: F401 (local_redis: a fixture)
     agent,
     finish,
     local_redis,
+    planned_owners,
     start_worker,
     wait_for_fetches,
 )
 
 from pycrawler.cluster.central.frames import Flag, Frame, decode, encode
-from pycrawler.cluster.membership import host_of, weight
 from pycrawler.cluster.protocol import Link, decode_links, encode_links
 from pycrawler.crawl.forwarded import Forwarded
 from pycrawler.crawl.multihost import MultiHostSite
@@ -91,19 +91,13 @@ def test_the_forwarded_set_survives_a_reopen_and_gives_a_url_back_once_at_its_sh
         assert forwarded.came_back(came_back) == []  # once: later links to it meet the seen table
 
 
-def owners(site: MultiHostSite, workers: list[str]) -> dict[int, str]:
-    """Host index -> the worker rendezvous hashing gives it while all ``workers`` are alive."""
-    return {h: max(workers, key=lambda w: weight(w, host_of(site.url(h, "/")))) for h in range(site.hosts)}
-
-
-def worker_ids(site: MultiHostSite) -> tuple[list[str], dict[int, str]]:
-    """Two worker ids that share the site's hosts between them (which ids do depends on the port)."""
-    for n in range(0, 40, 2):
-        ids = [f"w{n}", f"w{n + 1}"]
-        owned = owners(site, ids)
-        if set(owned.values()) == set(ids):
-            return ids, owned
-    raise AssertionError("no pair of worker ids shares the hosts")
+def worker_ids(redis_url: str, site: MultiHostSite, *, one_first: bool = False) -> tuple[list[str], dict[int, str]]:
+    """Two worker ids and the owner of each host when both see the seeds (``one_first``: when
+    the first sees them alone and the second joins); the host table shares the six hosts."""
+    ids = ["w0", "w1"]
+    owned = planned_owners(redis_url, site, *([ids[:1], ids] if one_first else [ids]))
+    assert set(owned.values()) == set(ids)
+    return ids, owned
 
 
 @pytest.mark.parametrize("dedupe", MODES)
@@ -113,7 +107,7 @@ def test_links_found_while_redis_is_down_survive_a_kill_9(local_redis, tmp_path,
     Redis is down, is killed -9, and restarts once Redis is back: the pages only their links
     reach are fetched all the same."""
     with MultiHostSite(hosts=HOSTS, pages=1) as site:
-        ids, owned = worker_ids(site)
+        ids, owned = worker_ids(local_redis.url, site)
         victim = ids[1]
         other = {h: next(t for t in range(HOSTS) if owned[t] != owned[h]) for h in range(HOSTS)}
         pages = 24  # a backlog on every host: the victim still has pages of its own when Redis stops
@@ -153,16 +147,15 @@ def test_links_found_while_redis_is_down_survive_a_kill_9(local_redis, tmp_path,
 @pytest.mark.parametrize("dedupe", MODES)
 def test_urls_handed_over_while_redis_is_down_survive_a_kill_9_and_the_receivers_fault(local_redis, tmp_path, dedupe):
     """The first worker crawls alone and finds a backlog on every host, each host's pages linked
-    only from the root of a host the other worker will own; the second joins. With host
-    splitting the first hands the second the URLs of its hosts as it polls them (seed 003's
-    protocol moves no host on a join: the first keeps them all). Redis stops while that goes on,
+    only from the root of a host the other worker will own; the second joins, and the host table
+    gives it its share of the hosts: the first hands it their URLs as it polls them. Redis stops while that goes on,
     the first worker is killed -9 and the second stopped (SIGSTOP: it commits nothing the first
     sends it from now on, and its lease lapses). Redis comes back and the first worker restarts:
     the URLs it handed over in the outage are its own again, though its seen table knows them
     and its frontier finished them. Then the second resumes: every page is fetched."""
     pages = 100  # a backlog on every host that outlasts the second worker's start and the outage
     with MultiHostSite(hosts=HOSTS, pages=1) as site:
-        ids, owned = worker_ids(site)
+        ids, owned = worker_ids(local_redis.url, site, one_first=True)
         other = {h: next(t for t in range(HOSTS) if owned[t] != owned[h]) for h in range(HOSTS)}
         site.graph = {(h, "/"): [(other[h], f"/c{h}-{i}.html") for i in range(pages)] for h in range(HOSTS)}
         site.graph |= {(other[h], f"/c{h}-{i}.html"): [] for h in range(HOSTS) for i in range(pages)}
@@ -248,7 +241,7 @@ def test_max_depth_holds_across_workers_and_received_urls_keep_their_via(local_r
         assert single == {site.url(h, p) for (h, p) in parent if depth_of((h, p), parent) <= max_depth}
 
         site.requests.clear()
-        ids, owned = worker_ids(site)
+        ids, owned = worker_ids(local_redis.url, site)
         workers = [start_worker(site, tmp_path / w, local_redis.url, "c", "--worker", w, "--max-depth", str(max_depth),
                                 "--dedupe", dedupe) for w in ids]
         for worker in workers:

@@ -22,7 +22,8 @@ from conftest import ROOT, with_je
 from heritrix_stores import crawl, write_h1
 
 from pycrawler import jvm
-from pycrawler.je_releases import JeRelease, reader_of
+from pycrawler.errors import SetupError
+from pycrawler.je_releases import JeRelease, for_new_store, reader_of
 
 KNOWN = ("3.3.98", "4.0.92", "5.0.73", "18.3.12")
 
@@ -59,6 +60,16 @@ def test_every_known_je_is_built_and_the_oldest_reader_of_each_log_version_is_ch
     heritrix3 = JeRelease.of_jar(ROOT / "lib" / "je-7.5.11.jar")
     assert reader_of(15, "s", jvm.TARGET, heritrix3) is heritrix3   # the user's JE first, when it reads it
     assert reader_of(17, "s", jvm.TARGET, heritrix3).version == "18.3.12"
+
+
+def test_with_je_18_alone_it_opens_every_store_and_writes_new_ones(tmp_path):
+    """A wheel's jar folder: JE 18.3.12 only (the others are under the Sleepycat licence)."""
+    (tmp_path / "je").mkdir()
+    shutil.copy(ROOT / "target" / "je" / "je-18.3.12.jar", tmp_path / "je")
+    assert for_new_store(tmp_path, None).version == "18.3.12"
+    assert {reader_of(log_version, "s", tmp_path, None).version for log_version in range(5, 18)} == {"18.3.12"}
+    with pytest.raises(SetupError, match="s has JE log version 18, written by a JE newer than 18.3"):
+        reader_of(18, "s", tmp_path, None)
 
 
 def test_version_lists_the_jes_known_and_the_log_versions_each_reads():

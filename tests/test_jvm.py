@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from java_programs import LEG_JE_VERSION
 
-from pycrawler import jvm
+from pycrawler import java_runtime, jvm
 from pycrawler.errors import SetupError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,15 +65,56 @@ def test_the_parallel_collector_is_the_default(monkeypatch):
     assert jvm.jvm_options()[2:] == ["-XX:+UseParallelGC", "-Dx=1"]
 
 
-def test_missing_java_names_the_fix(monkeypatch):
+def java_home() -> Path:
+    """The home of the ``java`` on this machine's PATH."""
+    java = shutil.which("java")
+    assert java, "the tests need a Java runtime on PATH"
+    return Path(java).resolve().parent.parent
+
+
+def test_java_home_names_the_runtime(monkeypatch):
+    monkeypatch.setenv("JAVA_HOME", str(java_home()))
+    assert java_runtime.libjvm() == java_home() / "lib" / "server" / "libjvm.so"
+
+
+def test_java_on_path_leads_to_its_home_through_its_links(monkeypatch, tmp_path):
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "java").symlink_to(shutil.which("java"))
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    assert java_runtime.libjvm() == java_home() / "lib" / "server" / "libjvm.so"
+
+
+def test_a_java_home_that_holds_no_runtime_is_one_line(tmp_path):
+    out = run_cli("version", env={"JAVA_HOME": str(tmp_path / "nowhere"), "PATH": str(Path(sys.executable).parent)})
+    assert out.returncode == 3
+    assert out.stderr.splitlines() == [
+        f"pycrawler: JAVA_HOME ({tmp_path / 'nowhere'}) holds no Java runtime: install a Java runtime 11 or newer "
+        "(e.g. openjdk-17-jre-headless) or set JAVA_HOME to one"]
+
+
+def test_no_java_anywhere_names_what_to_install(monkeypatch, tmp_path):
     import jpype
 
-    def no_java():
+    def nothing_in_the_usual_places():  # JPype's search of /usr/lib/jvm and the like, on a machine without Java
         raise jpype.JVMNotFoundException("No JVM shared library file (libjvm.so) found")
 
-    monkeypatch.setattr(jpype, "getDefaultJVMPath", no_java)
-    with pytest.raises(SetupError, match="JDK 17.*scripts/setup.*JAVA_HOME"):
-        jvm._jvm_path()
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(jpype, "getDefaultJVMPath", nothing_in_the_usual_places)
+    with pytest.raises(SetupError, match=r"^no Java runtime found .*: install a Java runtime 11 or newer "
+                                         r"\(e.g. openjdk-17-jre-headless\) or set JAVA_HOME to one$"):
+        java_runtime.libjvm()
+
+
+def test_a_java_older_than_11_is_refused_by_its_release_file(monkeypatch, tmp_path):
+    library = tmp_path / "jre" / "lib" / "amd64" / "server" / "libjvm.so"
+    library.parent.mkdir(parents=True)
+    library.write_bytes(b"")
+    (tmp_path / "release").write_text('JAVA_VERSION="1.8.0_392"\n')
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    with pytest.raises(SetupError, match="is Java 8, older than the bridge runs on: install a Java runtime 11"):
+        java_runtime.libjvm()
 
 
 @pytest.mark.parametrize("missing", ["bridge", "je"])

@@ -1,5 +1,6 @@
 """Cache simulation over crawl traces (``pycrawler cache-sim``): miss rates of LRU, CLOCK,
-RANDOM, STATIC, MIN and INFINITE at many sizes, as in Broder, Najork and Wiener's study.
+RANDOM, STATIC (and STATIC-COLD), MIN (and MIN-BYPASS) and INFINITE at many sizes, as in
+Broder, Najork and Wiener's study.
 
 - :mod:`.trace`: reading a trace (URL lines or 64-bit keys, gzip accepted);
 - :mod:`.sweep`: exact miss counts per policy and size;

@@ -94,15 +94,21 @@ def _sift_down(heap, size, i):
 
 
 @numba.njit(cache=True)
-def min_misses(ids, uses, capacity, cached_use, heap, meta, start, stop):
+def min_misses(ids, uses, capacity, bypass, cached_use, heap, meta, start, stop):
     """Belady's MIN with ``capacity`` slots over requests ``[start, stop)``; the misses.
 
-    On a miss with the cache full, of the cached ids and the requested one, the one whose
-    next request is furthest away stays out: the cached one is evicted, or the requested one
-    is not cached at all (then it is as if it had been inserted and evicted at once). That is
-    the optimum over every policy that may decline to cache, STATIC included (tests check it
-    against an exhaustive search), and it misses no more than demand-paging MIN (which must
-    cache every requested key) with as many slots, nor fewer than with one slot more.
+    Without ``bypass`` it is demand paging, Belady's own algorithm: the requested id always
+    enters, and with the cache full the cached id whose next request is furthest away (one
+    never requested again first) leaves. That is the optimum over every policy that caches
+    each requested id (LRU, CLOCK, RANDOM).
+
+    With ``bypass`` the requested id competes too: of the cached ids and the requested one,
+    the one needed furthest away stays out, so a missed id may not be cached at all (as if it
+    were inserted and evicted at once). That is the optimum over every policy that may decline
+    to cache (STATIC counted from an empty cache included); it misses no more than demand
+    paging with as many slots, nor fewer than demand paging with one slot more (the extra
+    slot can hold the bypassed id for its one request). Tests check both against exhaustive
+    searches.
 
     ``cached_use[id]``: the id's next-use time while cached, else -1. ``heap``: a max-heap of
     next-use times, stale entries (no longer any cached id's) dropped lazily and compacted
@@ -130,7 +136,7 @@ def min_misses(ids, uses, capacity, cached_use, heap, meta, start, stop):
                     heap[0] = heap[size]
                     _sift_down(heap, size, 0)
                 furthest = heap[0]
-                if furthest > use:
+                if furthest > use or not bypass:
                     cached_use[_owner(ids, n, furthest)] = -1
                     cached_use[x] = use
                     heap[0] = use

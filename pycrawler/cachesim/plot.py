@@ -9,7 +9,8 @@ from ..errors import SetupError
 from .sweep import Row
 
 STYLES = {"lru": ("tab:blue", "-", "o"), "clock": ("tab:orange", "--", "s"), "random": ("tab:green", "-.", "^"),
-          "static": ("tab:purple", ":", "v"), "min": ("black", "-", "."), "infinite": ("gray", ":", None)}
+          "static": ("tab:purple", "-", "v"), "static-cold": ("tab:pink", ":", "<"), "min": ("black", "-", "."),
+          "min-bypass": ("tab:brown", "--", "x"), "infinite": ("gray", ":", None)}
 
 
 def plot_curves(rows: Sequence[Row], path: str | Path, title: str) -> None:

@@ -1,31 +1,34 @@
-"""Miss counts of six cache policies at many sizes over one trace (Broder, Najork and Wiener's
-study): exact counts, every policy starting empty.
+"""Miss counts of eight cache policies at many sizes over one trace (Broder, Najork and Wiener's
+study): exact counts, every policy but ``static`` starting empty.
 
-========== ============================================================================
-policy     how its counts are found
-========== ============================================================================
-lru        Mattson's stack distances, one pass for every size
-           (:func:`.offline_kernel.lru_stack_distances`)
-clock      the crawl's own :class:`~pycrawler.seen.cache.ClockCache`, one pass per size
-random     the crawl's own :class:`~pycrawler.seen.cache.RandomCache` (seed 1), one pass per size
-static     the k most requested keys of the trace itself (a first pass), fixed; a key's first
-           request is still a miss (a URL-seen cache may not answer "seen" for a URL the
-           table has never had), every later request of those k keys a hit; all sizes from
-           one ranking
-min        Belady's clairvoyant policy from next-use times of a backward pass, one pass per
-           size; the variant that may decline to cache the requested key, which makes it a
-           lower bound of all five others (:func:`.offline_kernel.min_misses`)
-infinite   no eviction: misses are the distinct keys, at every size
-========== ============================================================================
+=========== ===========================================================================
+policy      how its counts are found
+=========== ===========================================================================
+lru         Mattson's stack distances, one pass for every size
+            (:func:`.offline_kernel.lru_stack_distances`)
+clock       the crawl's own :class:`~pycrawler.seen.cache.ClockCache`, one pass per size
+random      the crawl's own :class:`~pycrawler.seen.cache.RandomCache` (seed 1), one pass per size
+static      the paper's STATIC: the k most requested keys of the trace itself (a first pass)
+            pinned from the start, so every request of theirs is a hit and the initial
+            loading is not counted; all sizes from one ranking
+static-cold the same k keys, but each one's first request a miss (a URL-seen cache may not
+            answer "seen" for a URL the table has never had): STATIC from an empty cache
+min         Belady's MIN for demand paging (the requested key always enters; the cached key
+            needed furthest ahead leaves), from next-use times of a backward pass, one pass
+            per size (:func:`.offline_kernel.min_misses`): a lower bound of LRU, CLOCK, RANDOM
+min-bypass  the MIN that may decline to cache the requested key: a lower bound of every
+            policy starting empty, static-cold included
+infinite    no eviction: misses are the distinct keys, at every size
+=========== ===========================================================================
 
 At a size holding every distinct key no policy evicts, so the online and MIN passes are
-skipped there: every policy misses exactly the distinct keys.
+skipped there: every policy starting empty misses exactly the distinct keys, STATIC none.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -33,7 +36,9 @@ from ..errors import BadInput
 from ..seen.cache import ClockCache, RandomCache, UrlCache, parse_size
 from . import offline_kernel as kernel
 
-POLICIES = ("lru", "clock", "random", "static", "min", "infinite")
+POLICIES = ("lru", "clock", "random", "static", "static-cold", "min", "min-bypass", "infinite")
+MIN = {"min": False, "min-bypass": True}
+"""The MIN policies and whether each may bypass (:func:`.offline_kernel.min_misses`)."""
 CSV_HEADER = "policy,size,requests,hits,misses,miss_rate"
 CHUNK = 1 << 20
 """Requests per compiled call; progress advances between calls."""
@@ -137,9 +142,11 @@ def lru_misses(trace: Trace, sizes: Sequence[int], advance: Advance) -> list[int
     return [n - int(hits_within[min(k, trace.distinct)]) for k in sizes]
 
 
-def static_misses(trace: Trace, sizes: Sequence[int]) -> list[int]:
-    repeats = np.sort(trace.counts - 1)[::-1]  # later requests of each key, most requested first
-    hits_within = np.concatenate(([0], np.cumsum(repeats)))
+def static_misses(trace: Trace, sizes: Sequence[int], cold: bool) -> list[int]:
+    """STATIC's misses: every request of a key outside the k most requested, plus, if ``cold``,
+    the first request of each of those k."""
+    counts = np.sort(trace.counts)[::-1] - (1 if cold else 0)  # hits of each key if pinned, most first
+    hits_within = np.concatenate(([0], np.cumsum(counts)))
     return [trace.requests - int(hits_within[min(k, trace.distinct)]) for k in sizes]
 
 
@@ -149,7 +156,7 @@ def online_misses(make: Callable[[int], UrlCache], trace: Trace, size: int, adva
     return cache.misses
 
 
-def min_misses(trace: Trace, uses: np.ndarray, size: int, advance: Advance) -> int:
+def min_misses(trace: Trace, uses: np.ndarray, size: int, bypass: bool, advance: Advance) -> int:
     cached_use = np.full(trace.distinct, -1, dtype=np.int64)
     heap = np.empty(2 * size + 1025, dtype=np.int64)
     meta = np.zeros(2, dtype=np.int64)
@@ -157,7 +164,7 @@ def min_misses(trace: Trace, uses: np.ndarray, size: int, advance: Advance) -> i
 
     def run(start, stop):
         nonlocal misses
-        misses += kernel.min_misses(trace.ids, uses, size, cached_use, heap, meta, start, stop)
+        misses += kernel.min_misses(trace.ids, uses, size, bypass, cached_use, heap, meta, start, stop)
 
     _chunked(trace.requests, run, advance)
     return misses
@@ -169,31 +176,41 @@ ONLINE = {"clock": ClockCache, "random": RandomCache}
 def passes(policies: Iterable[str], sizes: Sequence[int], distinct: int) -> int:
     """How many passes over the trace :func:`sweep` makes (for a progress bar's total)."""
     evicting = sum(1 for k in sizes if k < distinct)
-    return sum({"lru": 1, "clock": evicting, "random": evicting, "min": evicting}.get(p, 0) for p in policies)
+    per_size = ("clock", "random", *MIN)
+    return sum(1 if p == "lru" else evicting if p in per_size else 0 for p in policies)
 
 
-def sweep(trace: Trace, policies: Sequence[str], sizes: Sequence[int], advance: Advance = lambda n: None) -> list[Row]:
-    """One :class:`Row` per policy and size, policies in the order given, sizes ascending.
-    ``advance(n)`` is called as each n requests of a pass are done."""
+def sweep_by_policy(trace: Trace, policies: Sequence[str], sizes: Sequence[int],
+                    advance: Advance = lambda n: None) -> Iterator[tuple[str, list[Row]]]:
+    """Each policy's :class:`Row` s (sizes ascending), in the order given, yielded as soon as
+    that policy is done, so a caller can time the policies. The MIN policies' backward pass
+    runs once, before the first of them. ``advance(n)`` is called as each n requests of a
+    pass are done."""
     n, distinct = trace.requests, trace.distinct
     sizes = sorted(sizes)
-    uses = kernel.next_uses(trace.ids, distinct) if "min" in policies else None
-    rows = []
+    uses = None
     for policy in policies:
         if policy == "lru":
             misses = lru_misses(trace, sizes, advance)
-        elif policy == "static":
-            misses = static_misses(trace, sizes)
+        elif policy in ("static", "static-cold"):
+            misses = static_misses(trace, sizes, cold=policy == "static-cold")
         elif policy == "infinite":
             misses = [distinct] * len(sizes)
         else:
+            if policy in MIN and uses is None:
+                uses = kernel.next_uses(trace.ids, distinct)
+
             def one(size: int) -> int:
                 if size >= distinct:
                     return distinct
-                if policy == "min":
-                    return min_misses(trace, uses, size, advance)
+                if policy in MIN:
+                    return min_misses(trace, uses, size, MIN[policy], advance)
                 return online_misses(ONLINE[policy], trace, size, advance)
 
             misses = [one(k) for k in sizes]
-        rows += [Row(policy, k, n, m) for k, m in zip(sizes, misses)]
-    return rows
+        yield policy, [Row(policy, k, n, m) for k, m in zip(sizes, misses)]
+
+
+def sweep(trace: Trace, policies: Sequence[str], sizes: Sequence[int], advance: Advance = lambda n: None) -> list[Row]:
+    """One :class:`Row` per policy and size, policies in the order given, sizes ascending."""
+    return [row for _, rows in sweep_by_policy(trace, policies, sizes, advance) for row in rows]

@@ -17,11 +17,15 @@ from ..store import je_choice
 from . import cachesim, cluster, crawl, crawler4j, demo, fingerprint, frontier, heritrix, info, serve, store
 from .jsonl import utf8_stdout
 
+DESCRIPTION = ("pycrawler: crawl frontiers and URL-seen tables on Berkeley DB Java Edition (JE), driven from "
+               "Python; tools for the JE stores of Heritrix, crawler4j and other programs.")
+"""The first lines of ``pycrawler --help``: plain text, for a user's first contact."""
+
 GROUPS = (info, demo, crawl, cluster, store, serve, fingerprint, frontier, heritrix, crawler4j, cachesim)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pycrawler", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="pycrawler", description=DESCRIPTION)
     parser.add_argument("--debug", action="store_true", help="show full Python and Java stack traces")
     parser.add_argument("--upgrade-log", action="store_true",
                         help="let a JE newer than a store's own write into it (the store's own JE may no longer read it)")

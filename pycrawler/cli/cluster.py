@@ -9,7 +9,9 @@ import uuid
 from pathlib import Path
 
 from ..atomic_write import write_atomically
+from ..cluster import require_redis
 from ..errors import BadInput
+from .plain import first_line
 
 WORKER_FILE = "cluster.json"
 """In a worker's state folder: its worker id, so a restarted worker rejoins as itself."""
@@ -56,6 +58,7 @@ def join(args: argparse.Namespace, seeds: list[str]):
         raise BadInput("a cluster worker needs both --redis URL and --cluster NAME")
     if args.network and args.dedupe != "central":
         raise BadInput("--network groups the workers of --dedupe central; host splitting has no networks")
+    require_redis()
     from ..cluster.exchanges import exchange_factory
     from ..cluster.membership import Membership, connect
     from ..seen.cache import cache_from_spec
@@ -70,7 +73,7 @@ def join(args: argparse.Namespace, seeds: list[str]):
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("cluster", help="the state of a cluster of crawl workers", description=__doc__.splitlines()[0])
+    p = sub.add_parser("cluster", help="the state of a cluster of crawl workers", description=first_line(__doc__))
     commands = p.add_subparsers(dest="cluster_command", required=True, metavar="COMMAND")
     status = commands.add_parser("status", help="members, their hosts, pages, pending and traffic")
     status.add_argument("--redis", required=True, metavar="URL")
@@ -80,17 +83,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def host_owners(membership) -> dict[str, str]:
-    """Host -> owner: kept by --dedupe central (hosts stay with their first owner), or computed
-    from the live members as host splitting does."""
+    """Host -> owner, as the host table of --dedupe central or of host splitting holds it."""
+    from ..cluster.assignment import HostTable
     from ..cluster.central.layout import Layout
 
-    kept = membership.redis.hgetall(Layout(membership.name).owners)
-    if kept:
-        return {host.decode(): owner.decode() for host, owner in kept.items()}
-    return {host.decode(): membership.owner(host.decode()) for host in membership.redis.smembers(membership.key("hosts"))}
+    return HostTable(membership.redis, Layout(membership.name).prefix).table() or membership.table.table()
 
 
 def run_status(args: argparse.Namespace) -> int:
+    require_redis()
     from ..cluster.membership import Membership, connect
 
     membership = Membership(connect(args.redis), args.cluster, "status")
@@ -98,7 +99,6 @@ def run_status(args: argparse.Namespace) -> int:
         raise BadInput(f"no cluster {args.cluster!r} in Redis at that URL")
     rows = membership.status()
     members = [row["worker"] for row in rows if row["live"]]
-    membership.members = members
     owned: dict[str, list[str]] = {}
     for host, owner in sorted(host_owners(membership).items()):
         owned.setdefault(owner, []).append(host)

@@ -16,6 +16,7 @@ from ..errors import BadInput, PycrawlerError
 from ..jvm import CRAWL_JVM
 from ..progress import add_option as add_progress_option
 from .cluster import add_worker_options, join
+from .plain import first_line
 
 LOCAL_CONTACT = "http://localhost/"
 
@@ -50,7 +51,7 @@ def _positive(text: str) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("crawl", help="crawl from seed URLs into a resumable state folder",
-                       description=__doc__.splitlines()[0])
+                       description=first_line(__doc__))
     p.add_argument("seeds", nargs="+", metavar="SEED", help="http(s) URLs to start from")
     p.add_argument("--state", type=Path, required=True, metavar="DIR",
                    help="the crawl's folder: JE state, crawl.log, crawl.json (created, or resumed)")

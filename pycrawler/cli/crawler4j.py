@@ -13,6 +13,7 @@ from pathlib import Path
 from ..progress import add_option as add_progress_option
 from ..progress import meter
 from .jsonl import json_line
+from .plain import first_line
 from .store import _output
 
 SEEN_TABLES = ("drum", "bloom", "exact")
@@ -20,7 +21,7 @@ SEEN_TABLES = ("drum", "bloom", "exact")
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("crawler4j", help="inspect, export and import crawler4j frontiers (read-only)",
-                       description=__doc__.splitlines()[0])
+                       description=first_line(__doc__))
     actions = p.add_subparsers(dest="crawler4j_command", required=True, metavar="ACTION")
 
     def frontier_command(name: str, help: str, run):

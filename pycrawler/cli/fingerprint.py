@@ -29,6 +29,7 @@ from itertools import islice
 from ..errors import BadInput
 from .frontier import url_sources
 from .jsonl import json_line
+from .plain import first_line
 
 BATCH = 10_000
 FORMATS = ("text", "jsonl")
@@ -36,7 +37,7 @@ FORMATS = ("text", "jsonl")
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fingerprint", help="canonical forms, MD5 key and 64-bit keys of URLs (arguments or stdin)",
-                       description=__doc__.splitlines()[0])
+                       description=first_line(__doc__))
     p.add_argument("urls", nargs="*", metavar="URL", help="URLs to key; none: read stdin, one per line")
     p.add_argument("--format", choices=FORMATS, default="text",
                    help="text (default: a URL, then one line per key) or jsonl (one JSON object per URL)")

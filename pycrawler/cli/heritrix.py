@@ -26,6 +26,7 @@ from ..errors import BadInput
 from ..progress import add_option as add_progress_option
 from ..progress import meter
 from .jsonl import json_line
+from .plain import first_line
 from .store import _output
 
 SEEN_BATCH = 100_000
@@ -34,7 +35,7 @@ TOP_QUEUES = 10
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("heritrix", help="inspect, check, export and import Heritrix crawl state (read-only)",
-                       description=__doc__.splitlines()[0])
+                       description=first_line(__doc__))
     actions = p.add_subparsers(dest="heritrix_command", required=True, metavar="ACTION")
 
     def state_command(name: str, help: str, run):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .. import __version__, jvm
+from .. import __version__, jar_folder, jvm
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,7 +19,7 @@ def run_version(args: argparse.Namespace) -> int:
     user = jvm.user_je()
     print("JEs known, each opening the stores whose newest log file it reads (the oldest that does):")
     for je in ([user] if user else []) + jvm.known_jes():
-        origin = "PYCRAWLER_CLASSPATH, first" if je is user else je.jar.relative_to(jvm.PROJECT_ROOT)
+        origin = "PYCRAWLER_CLASSPATH, first" if je is user else je.jar.relative_to(jar_folder.ROOT)
         reads = f"log versions up to {je.writes}" if je.writes else "log versions unknown to pycrawler"
         print(f"  {je.version:<9} {reads:<24} {origin}")
     return 0

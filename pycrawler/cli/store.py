@@ -23,6 +23,7 @@ from ..errors import BadInput, PycrawlerError
 from ..progress import add_option as add_progress_option
 from ..progress import meter
 from .jsonl import json_line
+from .plain import first_line
 
 FORMATS = ("jsonl", "dbdump")
 AUTO = "auto"
@@ -33,7 +34,7 @@ DUMP_CHUNK_RECORDS = 4096
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("store", help="inspect, dump and load JE environments",
-                       description=__doc__.splitlines()[0])
+                       description=first_line(__doc__))
     actions = p.add_subparsers(dest="store_command", required=True, metavar="ACTION")
 
     ls = actions.add_parser("ls", help="databases, record counts and JE log version (read-only)")

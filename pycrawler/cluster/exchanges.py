@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..errors import BadInput
 from ..seen.cache import UrlCache
-from .membership import Membership
 from .protocol import LinkExchange
+
+if TYPE_CHECKING:  # membership needs the redis package, an extra: the command line imports this module always
+    from .membership import Membership
 
 EXCHANGES = {
     "split": ("pycrawler.cluster.hostsplit", "open_exchange"),    # Mercator's host splitter (default)

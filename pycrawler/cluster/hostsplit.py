@@ -1,6 +1,7 @@
 """Host splitting (Mercator's host splitter, Heydon and Najork 1999, sections 4.1 and 5.2).
 
-Each live worker owns the hosts rendezvous hashing gives it (:mod:`.membership`) and keeps
+Each live worker owns the hosts the cluster's host table gives it (:mod:`.assignment`: rendezvous
+hashing with bounded loads, through :mod:`.membership`) and keeps
 frontier and seen table for them alone. A discovered link to an own host stays local (``add``
 returns it); a link to another worker's host goes, in batches, to that owner's Redis stream
 ``pycrawler:NAME:links:OWNER`` (one ``XADD`` per owner and flush, all in one pipeline), where
@@ -20,7 +21,8 @@ Faults:
   sent is lost. The dead worker's own JE frontier (links to its own hosts, and what it had
   acknowledged) is recovered when it rejoins from its state folder; until then survivors reach
   those pages only through links other hosts send them.
-- **hosts change owner** (a worker joins, leaves, dies or comes back): a URL a worker polls
+- **hosts change owner** (a worker joins, leaves, dies or comes back, and the host table is
+  rebalanced): a URL a worker polls
   from its frontier for a host it no longer owns is forwarded to the owner instead of fetched
   (``forward``); should it come back (the worker it went to died before committing it, and its
   stream was re-routed to the host's owner, this one again), the crawl schedules it past its
@@ -96,8 +98,6 @@ class HostSplitExchange:
         self._unreachable = False
         self._closed = threading.Event()
         self._heartbeat_thread: threading.Thread | None = None
-        self.hosts: set[str] = set()      # hosts seen in links, published for `cluster status`
-        self.new_hosts: list[str] = []
         self.unacked: list[Delivery] = []
         self.traffic = {"sent": 0, "dropped": 0, "received": 0, "bytes_sent": 0, "forwarded": 0,
                         "learned": 0}
@@ -134,7 +134,8 @@ class HostSplitExchange:
     def _beat(self) -> None:
         if self.membership.beat(self.figures):  # hosts moved: one lost now is read again if it comes back
             with self._loaded_lock:
-                self._loaded = {host for host in self._loaded if self.membership.owner(host) == self.me}
+                owners = self.membership.owners(self._loaded)
+                self._loaded = {host for host in self._loaded if owners[host] == self.me}
             self._settled_at = time.monotonic() + self.settle
         if self.me not in self.membership.members:  # dropped while Redis was away
             self.membership.join()
@@ -153,25 +154,23 @@ class HostSplitExchange:
     # -- sending ------------------------------------------------------------------------------------
     def add(self, links: Sequence[Link]) -> list[Link]:
         own, foreign = [], []
+        owners = self.membership.owners(host_of(link.url) for link in links)
         for link in links:
-            host = host_of(link.url)
-            if host not in self.hosts:
-                self.hosts.add(host)
-                self.new_hosts.append(host)
-            (own if self.membership.owner(host) == self.me else foreign).append(link)
+            (own if owners[host_of(link.url)] == self.me else foreign).append(link)
         if foreign and self.cache is not None:
             hit = self.cache.access(url_keys([link.url for link in foreign]))
             self.traffic["dropped"] += int(hit.sum())
             foreign = [link for link, h in zip(foreign, hit.tolist()) if not h]
         for link in foreign:
-            self.outbox.setdefault(self.membership.owner(host_of(link.url)), []).append(link)
+            self.outbox.setdefault(owners[host_of(link.url)], []).append(link)
         self.fresh += foreign
         return own
 
     def forward(self, links: Sequence[Link]) -> list[Link]:
         keep = []
+        owners = self.membership.owners(host_of(link.url) for link in links)
         for link in links:
-            owner = self.membership.owner(host_of(link.url))
+            owner = owners[host_of(link.url)]
             if owner == self.me:
                 keep.append(link)
             else:
@@ -197,8 +196,9 @@ class HostSplitExchange:
             bodies = pipe.execute()
         except NETWORK_ERRORS:
             return np.empty(0, dtype=np.uint64)  # read at the host's next URL; fetched meanwhile
+        owners = self.membership.owners(hosts)
         with self._loaded_lock:
-            self._loaded |= {host for host in hosts if self.membership.owner(host) == self.me}
+            self._loaded |= {host for host in hosts if owners[host] == self.me}
         keys = np.frombuffer(b"".join(body or b"" for body in bodies), dtype="<u8").astype(np.uint64)
         self.traffic["learned"] += len(keys)
         return keys
@@ -210,16 +210,14 @@ class HostSplitExchange:
         return unsent
 
     def _send(self) -> bool:
-        """Send what waits (links, fetched keys, new hosts) in one pipeline; False when Redis did
+        """Send what waits (links, fetched keys) in one pipeline; False when Redis did
         not answer: it all waits for the next try, and ``fresh`` for the crawl's next flush,
         which commits it to the outbox with the pages it finishes."""
         if self.unacked:
             self.ack([])
-        if not self.outbox and not self.fetched_outbox and not self.new_hosts:
+        if not self.outbox and not self.fetched_outbox:
             return True
         pipe = self.membership.redis.pipeline(transaction=False)
-        if self.new_hosts:
-            pipe.sadd(self.membership.key("hosts"), *self.new_hosts)
         for host, keys in self.fetched_outbox.items():
             pipe.append(self.membership.key("fetched", host), b"".join(keys))
         sent = nbytes = 0
@@ -238,7 +236,7 @@ class HostSplitExchange:
         if self._unreachable:
             log.warning("Redis answers again: the waiting links are sent")
         self._unreachable = False
-        self.outbox, self.fetched_outbox, self.new_hosts, self.fresh = {}, {}, [], []
+        self.outbox, self.fetched_outbox, self.fresh = {}, {}, []
         self.traffic["sent"] += sent
         self.traffic["bytes_sent"] += nbytes
         return True
@@ -289,7 +287,7 @@ class HostSplitExchange:
 
     # -- the cluster's state ------------------------------------------------------------------------
     def report(self, fetched: int, pending: int, idle: bool) -> bool:
-        if self.outbox or self.new_hosts:  # added outside a crawl flush (the seeds of a worker with no host yet)
+        if self.outbox:  # added outside a crawl flush (the seeds of a worker with no host yet)
             self._send()  # what fails stays in `fresh`: the crawl's next flush returns it for the outbox
         if self.unacked:  # acknowledgements Redis did not take: a worker with no page left to flush retries here
             self.ack([])
@@ -336,10 +334,11 @@ class HostSplitExchange:
             if pipe.zscore(members, worker) is not None:  # pruned at this worker's last beat: it rejoined
                 return None
             entries = pipe.xrange(self.stream(worker), count=10_000)
+            links = [link for _, fields in entries for link in _links(fields or {})]
+            owners = self.membership.owners(host_of(link.url) for link in links)
             by_owner: dict[str, list[Link]] = {}
-            for _, fields in entries:
-                for link in _links(fields or {}):
-                    by_owner.setdefault(self.membership.owner(host_of(link.url)), []).append(link)
+            for link in links:
+                by_owner.setdefault(owners[host_of(link.url)], []).append(link)
             pipe.multi()
             for owner, links in sorted(by_owner.items()):
                 pipe.xadd(self.stream(owner), {"u": encode_links(links)})

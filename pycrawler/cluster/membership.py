@@ -4,9 +4,12 @@ Every worker holds a lease, a score in the sorted set ``pycrawler:NAME:members``
 in Redis's own clock, so the workers' clocks need not agree), renewed by a heartbeat every
 ``heartbeat`` seconds; a worker that stops renewing (killed, cut off) drops out when its lease
 runs out, ``lease`` seconds after its last heartbeat. Hosts are assigned to the live members by
-rendezvous hashing (highest random weight): each (worker, host) pair gets a 64-bit weight and
-the heaviest worker owns the host, so a member joining or leaving moves only the hosts it wins
-or held, about 1/n of them, and every worker computes the same owner without asking anyone.
+the table of :mod:`.assignment`: rendezvous hashing (highest random weight) with a bound on each
+worker's load, written in Redis on a host's first sight so that every worker reads the same
+owner, and rebalanced by the first worker to see the members change (the hosts of those that
+left, and about 1/n of the others for a joiner, move). Each worker remembers the owners it read
+until the table's epoch changes. While Redis is away a host the table has not told this worker
+about goes to its heaviest live member (:func:`weight`), as plain rendezvous hashing would.
 
 The cluster record ``pycrawler:NAME:cluster`` binds the name to a fingerprint of the seed set:
 a worker started with other seeds under the same name is refused, since it would mix two crawls.
@@ -32,6 +35,7 @@ from urllib.parse import urlsplit
 import redis
 
 from ..errors import BadInput, PycrawlerError
+from .assignment import HostTable
 
 
 class ClusterUnavailable(PycrawlerError):
@@ -84,11 +88,14 @@ def seeds_fingerprint(seeds: Iterable[str]) -> str:
 
 
 def weight(worker: str, host: str) -> int:
-    return int.from_bytes(hashlib.blake2b(f"{worker}\x00{host}".encode(), digest_size=8).digest(), "big")
+    """The rendezvous weight of a (worker, host) pair: SHA-1, since the host table's scripts
+    rank workers with Redis's ``redis.sha1hex``, and a host placed while Redis is away should go
+    where the table would put it first."""
+    return int.from_bytes(hashlib.sha1(f"{worker}\x00{host}".encode()).digest(), "big")
 
 
 class Membership:
-    """This worker's place in cluster ``name``: :meth:`join`, :meth:`beat`, :meth:`owner`."""
+    """This worker's place in cluster ``name``: :meth:`join`, :meth:`beat`, :meth:`owners`."""
 
     def __init__(self, client: redis.Redis, name: str, worker: str, *, lease: float = 10.0,
                  heartbeat: float = 2.0):
@@ -99,11 +106,17 @@ class Membership:
         self.redis, self.name, self.worker = client, name, worker
         self.lease, self.heartbeat = lease, heartbeat
         self._view: tuple[list[str], dict[str, str]] = ([], {})  # live members, and owners found so far
+        self.table = HostTable(client, self.key())
+        self.epoch: int | None = None  # of the table, as this worker last read it
         self._idle_shown = False  # this worker's idle flag is 1 in Redis
         self._idle_lock = threading.Lock()  # a heartbeat thread's rejoin clears the flag meanwhile
 
     def key(self, *parts: str) -> str:
         return ":".join(("pycrawler", self.name, *parts))
+
+    def use_table(self, table: HostTable) -> None:
+        """Assign hosts with ``table`` (a mode that keeps its keys elsewhere), before joining."""
+        self.table = table
 
     def bind_seeds(self, seeds: Iterable[str]) -> None:
         """Bind the cluster name to this seed set, or refuse a different one."""
@@ -128,8 +141,9 @@ class Membership:
         self.beat()
 
     def beat(self, figures: dict | None = None) -> bool:
-        """Renew the lease with this worker's figures and refresh the live members; True when
-        the membership changed."""
+        """Renew the lease with this worker's figures, refresh the live members and rebalance the
+        host table if they are not those it is balanced for; True when the members or the
+        owners changed."""
         now = self.now()
         pipe = self.redis.pipeline(transaction=True)
         pipe.zadd(self.key("members"), {self.worker: now + self.lease})
@@ -137,10 +151,15 @@ class Membership:
         if figures:
             pipe.hset(self.key("worker", self.worker), mapping=figures)
         pipe.zrange(self.key("members"), 0, -1)
-        members = sorted(m.decode() for m in pipe.execute()[-1])
-        changed = members != self.members
+        self.table.balanced_for(pipe)
+        *_, listed, (balanced, epoch) = pipe.execute()
+        members = sorted(m.decode() for m in listed)
+        epoch = int(epoch or 0)
+        if (balanced or b"").decode() != "\n".join(members):
+            epoch, _ = self.table.rebalance(members)
+        changed = members != self.members or epoch != self.epoch
         if changed:
-            self.members = members
+            self.members, self.epoch = members, epoch
         return changed
 
     def settle(self, seconds: float) -> None:
@@ -196,14 +215,20 @@ class Membership:
         self.redis.zrem(self.key("members"), self.worker)
         self.members = [m for m in self.members if m != self.worker]
 
-    def owner(self, host: str) -> str:
-        """The live member that owns ``host`` (this worker when it is alone)."""
-        members, owners = self._view
-        found = owners.get(host)
-        if found is None:
-            found = max(members or [self.worker], key=lambda m: weight(m, host))
-            owners[host] = found
-        return found
+    def owners(self, hosts: Iterable[str]) -> dict[str, str]:
+        """The owners of ``hosts``: remembered, else read from the table (which places the new
+        ones) in one script; while Redis is away, the heaviest live member of each unknown host,
+        not remembered, so that the table decides once Redis answers."""
+        members, known = self._view
+        hosts = list(dict.fromkeys(hosts))
+        unknown = [host for host in hosts if host not in known]
+        if unknown:
+            try:
+                known.update(self.table.assign(unknown, members or [self.worker]))
+            except (redis.ConnectionError, redis.TimeoutError):
+                return {host: known.get(host) or max(members or [self.worker], key=lambda m: weight(m, host))
+                        for host in hosts}
+        return {host: known[host] for host in hosts}
 
     def status(self) -> list[dict]:
         """Every registered worker's figures, live or not, with its lease left in seconds."""

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from .. import jvm
 from ..errors import BadInput, PycrawlerError, SetupError
+from ..jar_folder import SETUP_HINT
 from ..je_releases import JeRelease
 from . import gateway_address, je_choice, logfile
 
@@ -43,9 +44,9 @@ def writer_je(to: int, je7_jar: Path | None) -> JeRelease:
             raise SetupError("--to 7 needs JE 7's jar, which no Maven repository serves: pass --je7-jar PATH "
                              "(a Heritrix 3 lib/ holds je-7.5.11.jar) or put it on PYCRAWLER_CLASSPATH")
         return JeRelease.of_jar(je7_jar) or JeRelease("7", je7_jar)
-    release = next((je for je in jvm.known_jes() if je.version == TARGETS[to]), None)
+    release = next((je for je in [jvm.user_je(), *jvm.known_jes()] if je and je.version == TARGETS[to]), None)
     if release is None:
-        raise SetupError(f"JE {TARGETS[to]} is not built here: run scripts/setup")
+        raise SetupError(f"JE {TARGETS[to]} is not here: {SETUP_HINT}")
     return release
 
 

@@ -13,7 +13,7 @@ The trace is the synthetic one of :mod:`pycrawler.cachesim.synthetic` (default m
 - **URLs**: the same caches fed URL strings (``http://h<host>.example/p<n>``, one per
   request), each batch hashed first: XXH64 (the key cache-sim gives URL lines) and the MD5
   fingerprint (the seen table's key, which a crawl's cache uses).
-- **sweep**: ``cache-sim``'s six policies at 2^0..2^25 entries over ``--sweep-requests``
+- **sweep**: every policy of ``cache-sim`` at 2^0..2^25 entries over ``--sweep-requests``
   requests, from the keys in memory (dense ids, every pass); one run.
 - memory per entry: the cache's arrays over its capacity.
 

@@ -24,6 +24,7 @@ import numpy as np
 import redis
 
 from ...seen.cache import UrlCache
+from ..assignment import HostTable
 from ..membership import Membership
 from ..protocol import Delivery, Link
 from .central_host import CentralHost
@@ -51,6 +52,7 @@ class CentralExchange:
         self.membership = membership
         client, worker, layout = membership.redis, membership.worker, Layout(membership.name)
         self.layout = layout
+        membership.use_table(HostTable(client, layout.prefix))  # one slot with the pools: PLACE writes it
         self.local = LocalHost(client, layout, worker, network, frame_size, cache, membership.busy)
         self.central = CentralHost(client, layout, worker, network, lambda: membership.members,
                                    int(membership.lease * 1000), answer_timeout_ms)

@@ -21,9 +21,11 @@ Where the paper is silent, what this module chose:
   while it works). Its state is in Redis and its inbox is a consumer group, so the worker that
   takes the lease after a crash claims the unacknowledged frames and goes on; an inbox entry is
   acknowledged in the same transaction that writes its effect on the pools.
-- Which worker crawls a URL: the owner of its host, chosen once by rendezvous hashing over the
-  live workers and kept (the ``owners`` hash), moved only when the owner is no longer alive. One
-  worker per host is what keeps per-host politeness across the cluster.
+- Which worker crawls a URL: the owner of its host in the cluster's host table
+  (:mod:`pycrawler.cluster.assignment`, under this layout's prefix: rendezvous hashing with
+  bounded loads), placed on the host's first allocation, moved when its owner is no longer alive
+  or when the table is rebalanced for a change of members. One worker per host is what keeps
+  per-host politeness across the cluster.
 """
 
 from __future__ import annotations
@@ -34,42 +36,42 @@ from collections.abc import Callable
 
 import redis
 
-from ..membership import host_of, weight
+from ..assignment import LUA_COMMON, HostTable
+from ..membership import host_of
 from ..protocol import decode_links, encode_link
 from .frames import Flag, Frame, FrameError, decode
 from .layout import CENTRAL_GROUP, Layout, central_address, ensure_group, networks_of, send
 from .local import fingerprint_keys
 
-# Places URLs with their hosts' owners, appending one task_pool entry per owner; an owner that is
-# not alive is replaced by the rendezvous candidate. Returns how many URLs it placed.
-# KEYS: the owners hash, a stream to delete entries from, then task_URL sets (this network's first).
+# Places URLs with their hosts' owners in the host table, appending one task_pool entry per owner;
+# a host with no owner is placed (bounded) among the workers the table is balanced for (the live
+# ones, before its first balance). An owner that died keeps its hosts until the rebalance its
+# lease's end brings: what it is sent meanwhile is re-routed with its task_pool.
+# Returns how many URLs it placed.
+# KEYS: the host table's owners, loads and assignment, a stream to delete entries from, then
+# task_URL sets (this network's first).
 # ARGV: task_pool key prefix and suffix, the live workers (count first), entry ids to delete
-# (count first), then per URL (fingerprint, host, candidate, its task_pool line).
+# (count first), then per URL (fingerprint, host, its task_pool line).
 # Allocating: with task_URL sets, a URL any of them holds is skipped, the others are added to the
 # first, all in one script, so a URL is allocated once cluster-wide. Re-routing a departed
 # worker's task_pool: no task_URL sets, and its entries are deleted in the same script.
-PLACE = """
+PLACE = LUA_COMMON + """
 local prefix, suffix, at = ARGV[1], ARGV[2], 3
-local live = {}
-for i = 1, tonumber(ARGV[at]) do live[ARGV[at + i]] = true end
+local members, member = balanced({unpack(ARGV, at + 1, at + tonumber(ARGV[at]))})
 at = at + tonumber(ARGV[at]) + 1
 local ids = {}
 for i = 1, tonumber(ARGV[at]) do ids[i] = ARGV[at + i] end
 at = at + #ids + 1
 local batches, order, placed = {}, {}, 0
-for i = at, #ARGV, 4 do
-  local fp, host, candidate, line = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+for i = at, #ARGV, 3 do
+  local fp, host, line = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local known = false
-  for k = 3, #KEYS do
+  for k = 5, #KEYS do
     if redis.call('SISMEMBER', KEYS[k], fp) == 1 then known = true break end
   end
   if not known then
-    if #KEYS >= 3 then redis.call('SADD', KEYS[3], fp) end
-    local owner = redis.call('HGET', KEYS[1], host)
-    if not owner or not live[owner] then
-      owner = candidate
-      redis.call('HSET', KEYS[1], host, owner)
-    end
+    if #KEYS >= 5 then redis.call('SADD', KEYS[5], fp) end
+    local owner = owner_of(host, members, member)
     if not batches[owner] then batches[owner] = {} order[#order + 1] = owner end
     local batch = batches[owner]
     batch[#batch + 1] = line
@@ -79,7 +81,7 @@ end
 for _, owner in ipairs(order) do
   redis.call('XADD', prefix .. owner .. suffix, '*', 'urls', table.concat(batches[owner], '\\n'))
 end
-if #ids > 0 then redis.call('XDEL', KEYS[2], unpack(ids)) end
+if #ids > 0 then redis.call('XDEL', KEYS[4], unpack(ids)) end
 return placed
 """
 
@@ -309,13 +311,9 @@ class CentralHost:
         """``lines``: what the owner's task_pool entry holds for each URL (lines that stand alone)."""
         workers = self._workers()
         args = [self.layout.task_pool_prefix, ":task_pool", len(workers), *workers, len(ids), *ids]
-        candidates: dict[str, str] = {}
         for url, line, fp in zip(urls, lines, fps):
-            host = host_of(url)
-            if host not in candidates:  # rendezvous hashing, as host splitting assigns hosts
-                candidates[host] = max(workers, key=lambda worker: weight(worker, host))
-            args += [fp, host, candidates[host], line]
-        return self._place(keys=[self.layout.owners, stream, *task_urls], args=args)
+            args += [fp, host_of(url), line]
+        return self._place(keys=[*HostTable(self.client, self.layout.prefix).keys, stream, *task_urls], args=args)
 
     def _reroute_departed(self) -> None:
         """Move what is waiting in the task_pool of this network's departed workers to the owners

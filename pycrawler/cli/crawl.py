@@ -102,6 +102,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="serve the crawl's state while it runs (py4j, printed on stderr), so that store ls/dump "
                         "read it live; see docs/gateway.md")
     p.add_argument("--serve-port", type=int, default=0, metavar="N", help="port for --serve (default: a free one)")
+    p.add_argument("--stats", type=Path, metavar="FILE",
+                   help="append the crawl's counters to FILE every second, one JSON line each (seen-table "
+                        "checks, flush time, JE cache misses and log bytes; for benchmarks)")
     add_worker_options(p)
     p.set_defaults(run=run_crawl)
 
@@ -113,7 +116,7 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
         queue_policy=args.queue_policy, canon=args.canon, seen_key=args.seen_key, warc=args.warc, trace=args.trace,
         fsync=args.fsync, min_free_mb=args.min_free, obey_robots=not args.no_robots,
         contact_url=contact_for(args.seeds, args.contact), parse_workers=args.parse_workers, progress=args.progress,
-        serve=args.serve_port if args.serve else None)
+        serve=args.serve_port if args.serve else None, stats=args.stats)
 
 
 def run_crawl(args: argparse.Namespace) -> int:

@@ -112,6 +112,7 @@ from .pages import LinkPolicy, PagePool, PageResult
 from .progress import Progress
 from .scope import Scope, server
 from .settings import KEPT_SETTINGS, SETTING_DEFAULTS, SETTINGS_FILE, CrawlConfig, CrawlSummary
+from .stats_log import StatsLog
 from .stop_signals import CLOSING, Interrupted, StopSignals
 
 MAX_TRAILING_REDIRECTS = 5
@@ -150,6 +151,7 @@ class Crawler(FlushPath, ExchangePath):
         self.seeds = seeds
         self.url_cache = None
         self.gateway = None  # the py4j gateway of --serve
+        self.stats_log = None  # --stats
         if config.url_cache:
             from ..seen.cache import cache_from_spec
             self.url_cache = cache_from_spec(config.url_cache)  # refuses a bad spec before anything opens
@@ -237,6 +239,8 @@ class Crawler(FlushPath, ExchangePath):
             self.outputs.close()
             self._close_stores()
             raise
+        if config.stats is not None:
+            self.stats_log = StatsLog(config.stats, state)
 
     def _serve(self, port: int):
         """Serve the crawl's environment to other processes (``store ls/dump``, ``frontier
@@ -261,6 +265,10 @@ class Crawler(FlushPath, ExchangePath):
             self.summary.records = self.fetched.count()
         if self.url_cache is not None:
             self.summary.cache_hits, self.summary.cache_misses = self.url_cache.hits, self.url_cache.misses
+        if self.stats_log is not None:
+            with contextlib.suppress(Exception):  # the last line; a failed crawl's stores may not answer
+                self.stats_log.write(self)
+            self.stats_log.close()
         if self._failure is None:
             self._close_stores()
         self.summary.store_bytes = sum(f.stat().st_size for f in Path(self.config.state).glob("*.jdb"))

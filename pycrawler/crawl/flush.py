@@ -73,6 +73,8 @@ class FlushPath:
             if self._stop_reason is None and (shortage := self.disk.shortage()):
                 self._stop_reason = shortage
                 self.stop()
+            if self.stats_log is not None:
+                self.stats_log.tick(self)
             if self.progress.enabled and time.monotonic() - shown >= 1.0:
                 shown = time.monotonic()
                 stats = self.frontier.stats()["by_state"]
@@ -88,11 +90,14 @@ class FlushPath:
         if not finished:
             return
         if self._failure is None:
+            started = time.perf_counter()
             try:
                 with je_errors(str(self.config.state)):
                     self._commit(finished)
             except Exception as exc:  # noqa: BLE001 -- whatever failed, what follows must not commit
                 self._fail(exc)
+            if self.stats_log is not None:
+                self.stats_log.flushed(time.perf_counter() - started)
         self._in_process -= len(finished)
 
     def _commit(self, finished: list[Finished]) -> None:
@@ -132,6 +137,8 @@ class FlushPath:
         by_layer: dict[int, list[CrawlUrl]] = {}
         for url, layer, hops, via in links:
             by_layer.setdefault(layer, []).append(discovered(url, layer, hops, via))
+        if self.stats_log is not None:
+            self.stats_log.scheduled(len(links))
         for layer, records in sorted(by_layer.items()):
             done = self.frontier.schedule(records, layer=layer, force=force)
             self.summary.enqueued += done.enqueued

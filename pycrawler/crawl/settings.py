@@ -78,6 +78,7 @@ class CrawlConfig:
     fetch: dict = dataclasses.field(default_factory=dict)  # FetchConfig overrides (timeouts, caps)
     progress: bool | None = None          # None: when stderr is a terminal
     serve: int | None = None              # serve the state through py4j on this port (0: any free one)
+    stats: Path | None = None             # append the crawl's counters to this file every second
 
 
 @dataclasses.dataclass

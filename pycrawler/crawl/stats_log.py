@@ -1,0 +1,71 @@
+"""``pycrawler crawl --stats FILE``: the crawl's counters, one JSON line a second, for benchmarks.
+
+A benchmark outside the crawl process sees its CPU and RSS in /proc and its pages in crawl.log,
+but not what happens inside: how many URLs went to the seen table, how long flushes took, how
+often JE's cache missed. Those are appended here, cumulative since the run started (a reader
+takes differences over its windows). A line costs one JE statistics call (``setFast``: counters
+only, no walk of the trees) and a listing of the state folder's ``.jdb`` files.
+
+Fields: ``t`` (Unix time), ``done`` (URLs fetched or refused by this run), ``pending`` (URLs
+in the frontier, in process included; ``done + pending`` are the URLs known), ``seen_checks`` (URLs scheduled, each a seen-table
+test unless the URL cache answered), ``cache_hits``, ``flushes``, ``flush_s`` (seconds spent
+committing), ``je_cache_misses`` (JE's ``nCacheMiss``: BINs and LNs read from the log),
+``je_cache_bytes`` and ``je_log_bytes``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import jpype
+
+INTERVAL = 1.0
+
+
+class StatsLog:
+    """Appends a line to ``path`` when :meth:`tick` finds a second gone by, and one at :meth:`close`."""
+
+    def __init__(self, path: Path, state: Path, interval: float = INTERVAL):
+        self.path, self.state, self.interval = Path(path), Path(state), interval
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self.path, "a", encoding="utf-8")
+        self._next = 0.0
+        self._config = None
+        self.flushes, self.flush_seconds, self.seen_checks = 0, 0.0, 0
+
+    def flushed(self, seconds: float) -> None:
+        """Count one flush and its duration."""
+        self.flushes += 1
+        self.flush_seconds += seconds
+
+    def scheduled(self, urls: int) -> None:
+        """Count URLs handed to the frontier's seen test."""
+        self.seen_checks += urls
+
+    def tick(self, crawler) -> None:
+        if time.monotonic() >= self._next:
+            self._next = time.monotonic() + self.interval
+            self.write(crawler)
+
+    def write(self, crawler) -> None:
+        summary = crawler.summary
+        je = self._je_stats(crawler.env.java)
+        line = {"t": round(time.time(), 3), "done": summary.fetched + summary.failed + summary.precluded,
+                "pending": len(crawler.frontier), "seen_checks": self.seen_checks,
+                "cache_hits": crawler.url_cache.hits if crawler.url_cache is not None else 0,
+                "flushes": self.flushes, "flush_s": round(self.flush_seconds, 3),
+                "je_cache_misses": int(je.getNCacheMiss()), "je_cache_bytes": int(je.getCacheTotalBytes()),
+                "je_log_bytes": sum(f.stat().st_size for f in self.state.glob("*.jdb"))}
+        self._file.write(json.dumps(line) + "\n")
+        self._file.flush()
+
+    def _je_stats(self, env):
+        if self._config is None:
+            self._config = jpype.JClass("com.sleepycat.je.StatsConfig")()
+            self._config.setFast(True)
+        return env.getStats(self._config)
+
+    def close(self) -> None:
+        self._file.close()

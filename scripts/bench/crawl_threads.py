@@ -92,7 +92,8 @@ def rss_mb(pid: int) -> int:
 
 
 class LineCounter:
-    """Lines appended to a growing file, read incrementally."""
+    """Lines appended to a growing file, read incrementally. Only whole lines are passed: a
+    torn last line that a killed crawl left (and the next run cuts) is never counted."""
 
     def __init__(self, path: Path):
         self.path, self.offset, self.lines = path, 0, 0
@@ -104,8 +105,9 @@ class LineCounter:
                 data = f.read()
         except FileNotFoundError:
             return self.lines
-        self.offset += len(data)
-        self.lines += data.count(b"\n")
+        whole = data.rfind(b"\n") + 1
+        self.offset += whole
+        self.lines += data.count(b"\n", 0, whole)
         return self.lines
 
 

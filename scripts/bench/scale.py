@@ -1,0 +1,363 @@
+#!/usr/bin/env python3
+"""A crawl of a synthetic web of N pages, window by window: speed, CPU, seen table, JE, RSS.
+
+    .venv/bin/python scripts/bench/scale.py --pages 1000000 --seen drum --kill-at 500000 --plot docs/scale-1m.png
+
+The web is :class:`pycrawler.crawl.synthetic_web.SyntheticWeb` (``--pages`` over ``--hosts``
+loopback addresses, from ``--seed``), served from its seed by its own process
+(:mod:`pycrawler.crawl.synthetic_server`); its ground truth (the pages, redirects and missing
+pages reachable from the hosts' roots) comes from the generator, before the crawl. The crawl is
+``pycrawler crawl ROOTS --seen S [--url-cache C] --concurrency 32 --delay 0 --queue-policy bkdr
+--stats FILE``, in its own process.
+
+Every ``--sample`` seconds the processes are read from /proc (CPU and RSS of the crawl, of its
+page workers and of the server), crawl.log's lines are counted and the crawl's ``--stats`` line
+is read. Each time another ``--window`` pages are done a row is printed (and one, ``partial``,
+for the tail after the last whole window, left out of the figures): pages/s, CPU (% of a
+core) of the crawl, its workers and the server, seen-table operations/s (URLs scheduled minus
+URL-cache hits), flush time (share of the window and ms per flush), RSS of each, JE log bytes
+per known URL and JE cache misses/s.
+
+``--kill-at K``: at K pages the crawl's process group is killed with SIGKILL and the same
+command started again on the same state; the time from the restart to its first crawl.log line
+(first fetch) and to full speed (pages/s over ``--sample``-spaced 5-second spans back at 0.85x
+the 10 s before the kill) are reported.
+
+At the end crawl.log is read against the ground truth: coverage (share of the reachable pages
+fetched with 200), repeats (fetches beyond the first of one URL, all statuses; a kill may
+repeat up to ``--concurrency``) and strays (fetches of URLs outside the truth). The last line is
+``key=value`` figures. ``--plot FILE``: pages/s and RSS against pages crawled (matplotlib).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import numpy as np
+from crawl_threads import LineCounter, rss_mb
+
+from pycrawler.crawl.synthetic_server import SyntheticServer
+from pycrawler.crawl.synthetic_web import MISSING, PAGE, REDIRECT, SyntheticWeb, Truth
+from pycrawler.errors import BadInput
+from pycrawler.jvm import CRAWL_JVM
+from pycrawler.keys.canon import canonicalize
+
+ROOT = Path(__file__).resolve().parents[2]
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+FULL_SPEED = 0.85
+SPAN = 5.0            # seconds a rate is taken over around a kill
+BEFORE_KILL = 10.0
+CUMULATIVE = ("done", "seen_checks", "cache_hits", "flushes", "flush_s", "je_cache_misses")
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
+def processes(crawl: int | None, server: int) -> dict[str, tuple[float, int]]:
+    """(CPU seconds, RSS MB) of the crawl, its child processes together (page workers) and the
+    server; a process that ended meanwhile counts nothing."""
+    out = {}
+    groups = {"crawl": [crawl] if crawl else [], "workers": children(crawl) if crawl else [], "server": [server]}
+    for name, pids in groups.items():
+        cpu, rss = 0.0, 0
+        for pid in pids:
+            try:
+                cpu, rss = cpu + cpu_seconds(pid), rss + rss_mb(pid)
+            except (OSError, IndexError):
+                continue
+        out[name] = (cpu, rss)
+    return out
+
+
+class StatsReader:
+    """The crawl's ``--stats`` lines, summed over the runs of one state (a restart counts from 0)."""
+
+    def __init__(self, path: Path):
+        self.base, self.last = dict.fromkeys(CUMULATIVE, 0), None
+        self.path, self.offset = path, 0
+
+    def read(self) -> dict:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return self.current()
+        whole = data.rfind(b"\n") + 1
+        self.offset += whole
+        for raw in data[:whole].splitlines():
+            line = json.loads(raw)
+            if self.last is not None and line["done"] < self.last["done"]:  # a new run
+                for k in CUMULATIVE:
+                    self.base[k] += self.last[k]
+            self.last = line
+        return self.current()
+
+    def current(self) -> dict:
+        if self.last is None:
+            return dict.fromkeys((*CUMULATIVE, "pending", "je_log_bytes"), 0)
+        return {**self.last, **{k: self.base[k] + self.last[k] for k in CUMULATIVE}}
+
+
+class Sample:
+    """One reading of everything, at a time."""
+
+    def __init__(self, at: float, pages: int, procs: dict, stats: dict):
+        self.at, self.pages, self.procs, self.stats = at, pages, procs, stats
+
+
+def window_row(a: Sample, b: Sample) -> dict:
+    seconds = b.at - a.at
+    d = {k: b.stats[k] - a.stats[k] for k in CUMULATIVE}
+    known = b.stats["done"] + b.stats["pending"]
+    row = {"pages": b.pages, "pps": (b.pages - a.pages) / seconds}
+    for name in ("crawl", "workers", "server"):
+        row[f"cpu_{name}"] = 100 * max(0.0, b.procs[name][0] - a.procs[name][0]) / seconds
+    row["seen_ops_s"] = (d["seen_checks"] - d["cache_hits"]) / seconds
+    row["flush_share"] = 100 * d["flush_s"] / seconds
+    row["flush_ms"] = 1000 * d["flush_s"] / d["flushes"] if d["flushes"] else 0.0
+    for name in ("crawl", "workers", "server"):
+        row[f"rss_{name}"] = b.procs[name][1]
+    row["log_b_per_url"] = b.stats["je_log_bytes"] / known if known else 0.0
+    row["je_miss_s"] = d["je_cache_misses"] / seconds
+    return row
+
+
+def rate_between(samples: list[Sample], start: float, end: float) -> float:
+    inside = [s for s in samples if start <= s.at <= end]
+    if len(inside) < 2 or inside[-1].at == inside[0].at:
+        return 0.0
+    return (inside[-1].pages - inside[0].pages) / (inside[-1].at - inside[0].at)
+
+
+class ScaleRun:
+    """One crawl of the web, sampled; ``kill_at``: where it is killed and restarted."""
+
+    def __init__(self, web: SyntheticWeb, server: SyntheticServer, state: Path, args: argparse.Namespace):
+        self.web, self.server, self.state, self.args = web, server, state, args
+        self.samples: list[Sample] = []
+        self.rows: list[dict] = []
+        self.kill: dict = {}
+        self.restarted = 0.0
+
+    def command(self) -> list[str]:
+        a = self.args
+        command = [sys.executable, "-m", "pycrawler", "crawl", *self.server.seeds, "--state", str(self.state),
+                   "--seen", a.seen, "--concurrency", str(a.concurrency), "--delay", "0", "--queue-policy", "bkdr",
+                   "--max-depth", "1000", "--no-progress", "--stats", str(self.state.with_suffix(".stats.jsonl"))]
+        return command + (["--url-cache", a.url_cache] if a.url_cache else [])
+
+    def start(self) -> subprocess.Popen:
+        env = dict(os.environ, PYTHONPATH=str(ROOT), **CRAWL_JVM)
+        out = open(self.state.with_suffix(".out"), "ab")
+        with out:
+            return subprocess.Popen(self.command(), env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                    start_new_session=True)  # its own group: a kill takes the workers too
+
+    def run(self) -> subprocess.Popen:
+        a = self.args
+        pages, stats = LineCounter(self.state / "crawl.log"), StatsReader(self.state.with_suffix(".stats.jsonl"))
+        process = self.start()
+        started = time.monotonic()
+        last_row_at, next_row = None, a.window
+        while True:
+            alive = process.poll() is None
+            sample = Sample(time.monotonic(), pages.count(), processes(process.pid if alive else None,
+                                                                        self.server.pid), stats.read())
+            self.samples.append(sample)
+            if last_row_at is None:
+                last_row_at = sample
+            if sample.pages >= next_row or (not alive and sample.pages > last_row_at.pages):
+                row = window_row(last_row_at, sample)
+                row["partial"] = sample.pages < next_row  # the crawl's tail and its close: not a window
+                self.rows.append(row)
+                print(json.dumps({k: round(v, 1) if isinstance(v, float) else v for k, v in row.items()}),
+                      flush=True)
+                last_row_at, next_row = sample, (sample.pages // a.window + 1) * a.window
+            if not alive:
+                return process
+            if a.kill_at and not self.kill and sample.pages >= a.kill_at:
+                process = self.kill_and_restart(process, pages)
+                last_row_at = None  # the restart's window starts afresh
+                continue
+            if time.monotonic() - started > a.limit:
+                process.terminate()
+                process.wait()
+                print(f"stopped at the {a.limit:.0f} s limit", flush=True)
+                return process
+            time.sleep(a.sample)
+
+    def kill_and_restart(self, process: subprocess.Popen, pages: LineCounter) -> subprocess.Popen:
+        killed_at = time.monotonic()
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        before = rate_between(self.samples, killed_at - BEFORE_KILL, killed_at)
+        at_kill = pages.count()
+        print(f"killed -9 at {at_kill:,} pages ({before:.0f} pages/s before); restarting", flush=True)
+        process = self.start()
+        restarted = time.monotonic()
+        while pages.count() == at_kill and process.poll() is None:
+            time.sleep(0.05)
+        first = time.monotonic() - restarted
+        self.kill = {"kill_pages": at_kill, "first_fetch_s": round(first, 1), "pps_before_kill": round(before)}
+        print(f"first fetch {first:.1f} s after the restart", flush=True)
+        self.restarted = restarted
+        return process
+
+    def full_speed(self) -> float | None:
+        """Seconds from the restart until a span of :data:`SPAN` s ran at :data:`FULL_SPEED` of before."""
+        if not self.kill:
+            return None
+        target = FULL_SPEED * self.kill["pps_before_kill"]
+        for s in self.samples:
+            if s.at >= self.restarted + SPAN and rate_between(self.samples, s.at - SPAN, s.at) >= target:
+                return s.at - self.restarted
+        return None
+
+
+def fetched_urls(log: Path, web: SyntheticWeb, port: int) -> collections.Counter:
+    """(kind, id) -> fetches of it in crawl.log; ('stray', url) for URLs the web does not have."""
+    counts: collections.Counter = collections.Counter()
+    first = 0x7F000001
+    for line in log.open(encoding="utf-8", errors="replace"):
+        fields = line.split()
+        if len(fields) < 4:
+            continue
+        parts = urlsplit(canonicalize(fields[3], "safe"))
+        host = int.from_bytes(bytes(int(p) for p in parts.hostname.split(".")), "big") - first
+        found = web.resolve(host, unquote(parts.path)) if parts.port == port and 0 <= host < web.hosts else None
+        counts[found if found is not None else ("stray", fields[3])] += 1
+    return counts
+
+
+def judge(counts: collections.Counter, truth: Truth) -> dict:
+    """Coverage, repeats and strays (fetches of URLs outside the truth) against the ground truth."""
+    truth_sets = {PAGE: truth.pages, REDIRECT: truth.redirects, MISSING: truth.missing}
+    fetched = {kind: np.array([i for (k, i) in counts if k == kind], dtype=np.int64) for kind in truth_sets}
+    strays = sum(n for (k, _), n in counts.items() if k == "stray")
+    for kind, ids in fetched.items():
+        outside = ids[~np.isin(ids, truth_sets[kind])]
+        strays += sum(counts[(kind, int(i))] for i in outside)
+    hit = int(np.isin(fetched[PAGE], truth.pages).sum())
+    return {"truth_pages": len(truth.pages), "fetched_pages": len(fetched[PAGE]),
+            "coverage": round(hit / len(truth.pages), 6) if len(truth.pages) else 1.0,
+            "repeats": sum(n - 1 for n in counts.values() if n > 1), "strays": strays,
+            "fetches": sum(counts.values()), "truth_fetches": truth.fetches}
+
+
+def plot(rows: list[dict], path: Path, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = [r["pages"] for r in rows]
+    fig, left = plt.subplots(figsize=(8, 4.5))
+    left.plot(x, [r["pps"] for r in rows], "o-", color="tab:blue", label="pages/s")
+    left.set_xlabel("pages crawled")
+    left.set_ylabel("pages/s", color="tab:blue")
+    left.set_ylim(bottom=0)
+    right = left.twinx()
+    right.plot(x, [r["rss_crawl"] + r["rss_workers"] for r in rows], "s--", color="tab:red",
+               label="RSS, crawl + page workers")
+    right.plot(x, [r["rss_server"] for r in rows], "^:", color="tab:gray", label="RSS, server")
+    right.set_ylabel("MB", color="tab:red")
+    right.set_ylim(bottom=0)
+    fig.legend(loc="lower right")
+    left.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
+    parser.add_argument("--pages", type=int, required=True, help="pages of the synthetic web")
+    parser.add_argument("--hosts", type=int, default=8, help="loopback hosts it spreads over (default 8)")
+    parser.add_argument("--seed", type=int, default=24)
+    parser.add_argument("--seen", choices=("drum", "exact", "bloom"), default="drum")
+    parser.add_argument("--url-cache", metavar="POLICY:SIZE", help="the crawl's --url-cache")
+    parser.add_argument("--kill-at", type=int, metavar="K", help="kill -9 the crawl at K pages, then restart it")
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--window", type=int, help="pages per reported window (default pages/20, at least 500)")
+    parser.add_argument("--sample", type=float, default=1.0, help="seconds between readings")
+    parser.add_argument("--limit", type=float, default=36_000.0, help="seconds the crawl may run at most")
+    parser.add_argument("--state", type=Path, help="the crawl's state folder (default: a temporary one)")
+    parser.add_argument("--plot", type=Path, metavar="FILE", help="write pages/s and RSS against pages to FILE")
+    args = parser.parse_args(argv)
+    args.window = args.window or max(500, args.pages // 20)
+    try:
+        web = SyntheticWeb(args.pages, args.hosts, args.seed)
+    except BadInput as exc:
+        print(f"scale.py: {exc}", file=sys.stderr)
+        return 2
+    if args.kill_at is not None and not 0 < args.kill_at < args.pages:
+        print("scale.py: --kill-at must be between 0 and --pages", file=sys.stderr)
+        return 2
+    began = time.perf_counter()
+    truth = web.truth()
+    truth_s = time.perf_counter() - began
+    print(f"ground truth: {len(truth.pages):,} pages, {len(truth.redirects):,} redirects, "
+          f"{len(truth.missing):,} missing pages reachable ({truth_s:.1f} s)", flush=True)
+    with tempfile.TemporaryDirectory(prefix="scale-") as scratch, SyntheticServer(web) as server:
+        state = args.state or Path(scratch) / "state"
+        state.parent.mkdir(parents=True, exist_ok=True)
+        run = ScaleRun(web, server, state, args)
+        process = run.run()
+        if process.returncode not in (0, None):
+            print(f"scale.py: the crawl ended with {process.returncode}; see {state.with_suffix('.out')}",
+                  file=sys.stderr)
+            print(state.with_suffix(".out").read_text()[-2000:], file=sys.stderr)
+            return 1
+        verdict = judge(fetched_urls(state / "crawl.log", web, server.port), truth)
+        samples = run.samples
+    rows = run.rows
+    seconds = samples[-1].at - samples[0].at
+    server_cpu = samples[-1].procs["server"][0] - samples[0].procs["server"][0]  # its start-up left out
+    # the crawl's CPU is gone from /proc once it ended: take the last reading while it ran
+    live = [s for s in samples if s.procs["crawl"][0] > 0]
+    crawl_cpu = live[-1].procs["crawl"][0] + live[-1].procs["workers"][0] if live else 0.0
+    pps = [r["pps"] for r in rows if not r["partial"]]
+    figures = {"pages": args.pages, "hosts": args.hosts, "seen": args.seen, "url_cache": args.url_cache or "none",
+               **verdict, "seconds": round(seconds, 1), "pps": round(verdict["fetches"] / seconds),
+               "first_window_pps": round(pps[0]) if pps else 0, "worst_window_pps": round(min(pps)) if pps else 0,
+               "median_window_pps": round(statistics.median(pps)) if pps else 0,
+               "peak_rss_mb": max(sum(s.procs[n][1] for n in ("crawl", "workers", "server")) for s in samples),
+               "peak_crawl_rss_mb": max(s.procs["crawl"][1] + s.procs["workers"][1] for s in samples),
+               "server_cpu_share": round(server_cpu / max(server_cpu + crawl_cpu, 1e-9), 3),
+               "je_log_bytes_per_url": round(rows[-1]["log_b_per_url"]) if rows else 0,
+               "je_cache_misses": samples[-1].stats["je_cache_misses"],
+               "truth_s": round(truth_s, 1)}
+    if run.kill:
+        full = run.full_speed()
+        figures |= run.kill | {"full_speed_s": round(full, 1) if full is not None else "never"}
+    if args.plot:
+        plot(rows, args.plot, f"synthetic web of {args.pages:,} pages on {args.hosts} hosts, --seen {args.seen}")
+    print(" ".join(f"{k}={v}" for k, v in figures.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -24,15 +24,18 @@ command started again on the same state; the time from the restart to its first 
 the 10 s before the kill) are reported.
 
 At the end crawl.log is read against the ground truth: coverage (share of the reachable pages
-fetched with 200), repeats (fetches beyond the first of one URL, all statuses; a kill may
-repeat up to ``--concurrency``) and strays (fetches of URLs outside the truth). The last line is
+fetched with 200), repeats (fetches beyond the first of one URL of the web, all statuses; a
+kill may repeat up to ``--concurrency``) and strays (fetches of URLs outside the truth). The
+server's CPU per fetch and its share of all the CPU (server, crawl and page workers; its own
+start-up left out) say how far it is from being the bottleneck. "Pages" in the windows are
+crawl.log lines: every fetch, 301 and 404 included. The last line is
 ``key=value`` figures. ``--plot FILE``: pages/s and RSS against pages crawled (matplotlib).
 """
 
 from __future__ import annotations
 
 import argparse
-import collections
+import array
 import json
 import os
 import signal
@@ -238,56 +241,67 @@ class ScaleRun:
         return None
 
 
-def fetched_urls(log: Path, web: SyntheticWeb, port: int) -> collections.Counter:
-    """(kind, id) -> fetches of it in crawl.log; ('stray', url) for URLs the web does not have."""
-    counts: collections.Counter = collections.Counter()
+STRAY = -1
+_KIND_SHIFT = 40  # (kind, id) packed in one int64: ids stay below 2**40
+
+
+def fetched_urls(log: Path, web: SyntheticWeb, port: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (kind, id) crawl.log fetched, packed as ``kind << 40 | id`` (``STRAY``
+    for URLs the web does not have), and how many times each; arrays, not a dict, so that
+    10M lines fit in a few hundred MB."""
+    packed = array.array("q")
     first = 0x7F000001
-    for line in log.open(encoding="utf-8", errors="replace"):
-        fields = line.split()
-        if len(fields) < 4:
-            continue
-        parts = urlsplit(canonicalize(fields[3], "safe"))
-        host = int.from_bytes(bytes(int(p) for p in parts.hostname.split(".")), "big") - first
-        found = web.resolve(host, unquote(parts.path)) if parts.port == port and 0 <= host < web.hosts else None
-        counts[found if found is not None else ("stray", fields[3])] += 1
-    return counts
+    with log.open(encoding="utf-8", errors="replace") as lines:
+        for line in lines:
+            fields = line.split()
+            if len(fields) < 4:
+                continue
+            parts = urlsplit(canonicalize(fields[3], "safe"))
+            host = int.from_bytes(bytes(int(p) for p in parts.hostname.split(".")), "big") - first
+            found = web.resolve(host, unquote(parts.path)) if parts.port == port and 0 <= host < web.hosts else None
+            packed.append(STRAY if found is None else found[0] << _KIND_SHIFT | found[1])
+    return np.unique(np.frombuffer(packed, dtype=np.int64), return_counts=True)
 
 
-def judge(counts: collections.Counter, truth: Truth) -> dict:
+def judge(keys: np.ndarray, counts: np.ndarray, truth: Truth) -> dict:
     """Coverage, repeats and strays (fetches of URLs outside the truth) against the ground truth."""
-    truth_sets = {PAGE: truth.pages, REDIRECT: truth.redirects, MISSING: truth.missing}
-    fetched = {kind: np.array([i for (k, i) in counts if k == kind], dtype=np.int64) for kind in truth_sets}
-    strays = sum(n for (k, _), n in counts.items() if k == "stray")
-    for kind, ids in fetched.items():
-        outside = ids[~np.isin(ids, truth_sets[kind])]
-        strays += sum(counts[(kind, int(i))] for i in outside)
-    hit = int(np.isin(fetched[PAGE], truth.pages).sum())
-    return {"truth_pages": len(truth.pages), "fetched_pages": len(fetched[PAGE]),
+    strays = int(counts[keys == STRAY].sum())
+    known = keys != STRAY
+    kinds, ids, times = keys[known] >> _KIND_SHIFT, keys[known] & ((1 << _KIND_SHIFT) - 1), counts[known]
+    for kind, expected in ((PAGE, truth.pages), (REDIRECT, truth.redirects), (MISSING, truth.missing)):
+        mine = kinds == kind
+        strays += int(times[mine][~np.isin(ids[mine], expected)].sum())
+    pages = ids[kinds == PAGE]
+    hit = int(np.isin(pages, truth.pages).sum())
+    return {"truth_pages": len(truth.pages), "fetched_pages": len(pages),
             "coverage": round(hit / len(truth.pages), 6) if len(truth.pages) else 1.0,
-            "repeats": sum(n - 1 for n in counts.values() if n > 1), "strays": strays,
-            "fetches": sum(counts.values()), "truth_fetches": truth.fetches}
+            "repeats": int((counts[known] - 1).sum()),  # strays are all one key: their repeats are not told apart
+            "strays": strays, "fetches": int(counts.sum()), "truth_fetches": truth.fetches}
 
 
-def plot(rows: list[dict], path: Path, title: str) -> None:
+def plot(rows: list[dict], path: Path, title: str, kill_pages: int | None) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    rows = [r for r in rows if not r["partial"]]
     x = [r["pages"] for r in rows]
     fig, left = plt.subplots(figsize=(8, 4.5))
-    left.plot(x, [r["pps"] for r in rows], "o-", color="tab:blue", label="pages/s")
-    left.set_xlabel("pages crawled")
+    left.plot(x, [r["pps"] for r in rows], "o-", color="tab:blue", label="pages/s (fetches/s)")
+    left.set_xlabel("URLs fetched (crawl.log lines)")
     left.set_ylabel("pages/s", color="tab:blue")
     left.set_ylim(bottom=0)
+    if kill_pages:
+        left.axvline(kill_pages, color="black", linewidth=0.8, linestyle="-.", label="kill -9, restart")
     right = left.twinx()
     right.plot(x, [r["rss_crawl"] + r["rss_workers"] for r in rows], "s--", color="tab:red",
                label="RSS, crawl + page workers")
     right.plot(x, [r["rss_server"] for r in rows], "^:", color="tab:gray", label="RSS, server")
-    right.set_ylabel("MB", color="tab:red")
+    right.set_ylabel("RSS, MB", color="tab:red")
     right.set_ylim(bottom=0)
-    fig.legend(loc="lower right")
+    fig.legend(loc="lower center", ncol=4, fontsize="small")
     left.set_title(title)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(path, dpi=100)
     plt.close(fig)
 
@@ -331,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)
             print(state.with_suffix(".out").read_text()[-2000:], file=sys.stderr)
             return 1
-        verdict = judge(fetched_urls(state / "crawl.log", web, server.port), truth)
+        verdict = judge(*fetched_urls(state / "crawl.log", web, server.port), truth)
         samples = run.samples
     rows = run.rows
     seconds = samples[-1].at - samples[0].at
@@ -347,6 +361,7 @@ def main(argv: list[str] | None = None) -> int:
                "peak_rss_mb": max(sum(s.procs[n][1] for n in ("crawl", "workers", "server")) for s in samples),
                "peak_crawl_rss_mb": max(s.procs["crawl"][1] + s.procs["workers"][1] for s in samples),
                "server_cpu_share": round(server_cpu / max(server_cpu + crawl_cpu, 1e-9), 3),
+               "server_ms_per_fetch": round(1000 * server_cpu / max(verdict["fetches"], 1), 3),
                "je_log_bytes_per_url": round(rows[-1]["log_b_per_url"]) if rows else 0,
                "je_cache_misses": samples[-1].stats["je_cache_misses"],
                "truth_s": round(truth_s, 1)}
@@ -354,7 +369,8 @@ def main(argv: list[str] | None = None) -> int:
         full = run.full_speed()
         figures |= run.kill | {"full_speed_s": round(full, 1) if full is not None else "never"}
     if args.plot:
-        plot(rows, args.plot, f"synthetic web of {args.pages:,} pages on {args.hosts} hosts, --seen {args.seen}")
+        plot(rows, args.plot, f"synthetic web of {args.pages:,} pages on {args.hosts} hosts, --seen {args.seen}",
+             run.kill.get("kill_pages"))
     print(" ".join(f"{k}={v}" for k, v in figures.items()))
     return 0
 

@@ -149,6 +149,17 @@ def window_row(a: Sample, b: Sample) -> dict:
     return row
 
 
+def cpu_used(samples: list[Sample], name: str, since_start: bool) -> float:
+    """CPU seconds a group of processes used, across a kill and restart (its count falls to 0
+    when the crawl is gone and starts again from 0): from the start of the first process
+    (``since_start``) or from the first sample."""
+    total = samples[0].procs[name][0] if since_start else 0.0
+    for a, b in zip(samples, samples[1:]):
+        before, after = a.procs[name][0], b.procs[name][0]
+        total += after - before if after >= before else after
+    return total
+
+
 def rate_between(samples: list[Sample], start: float, end: float) -> float:
     inside = [s for s in samples if start <= s.at <= end]
     if len(inside) < 2 or inside[-1].at == inside[0].at:
@@ -349,10 +360,8 @@ def main(argv: list[str] | None = None) -> int:
         samples = run.samples
     rows = run.rows
     seconds = samples[-1].at - samples[0].at
-    server_cpu = samples[-1].procs["server"][0] - samples[0].procs["server"][0]  # its start-up left out
-    # the crawl's CPU is gone from /proc once it ended: take the last reading while it ran
-    live = [s for s in samples if s.procs["crawl"][0] > 0]
-    crawl_cpu = live[-1].procs["crawl"][0] + live[-1].procs["workers"][0] if live else 0.0
+    server_cpu = cpu_used(samples, "server", False)  # its start-up left out
+    crawl_cpu = cpu_used(samples, "crawl", True) + cpu_used(samples, "workers", True)
     pps = [r["pps"] for r in rows if not r["partial"]]
     figures = {"pages": args.pages, "hosts": args.hosts, "seen": args.seen, "url_cache": args.url_cache or "none",
                **verdict, "seconds": round(seconds, 1), "pps": round(verdict["fetches"] / seconds),

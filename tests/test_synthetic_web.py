@@ -1,6 +1,6 @@
-"""The synthetic web (pycrawler/crawl/synthetic_web.py, synthetic_server.py) and
-scripts/bench/scale.py: a web deterministic from its seed, served as it is computed, whose ground
-truth is what a real crawl of it fetches, each URL once."""
+"""The synthetic web (pycrawler/crawl/synthetic_web.py, synthetic_server.py), scripts/bench/scale.py
+and the crawl's ``--stats`` it reads: a web deterministic from its seed, served as it is computed,
+whose ground truth is what a real crawl of it fetches, each URL once."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from pycrawler.crawl.synthetic_web import MISSING, PAGE, REDIRECT, SyntheticWeb
 from pycrawler.errors import BadInput
 
 from conftest import ROOT
+from crawl_sites import run_crawl
 
 SCALE = ROOT / "scripts" / "bench" / "scale.py"
 
@@ -127,3 +128,11 @@ def test_a_crawl_killed_and_restarted_still_fetches_the_ground_truth():
     assert figures["coverage"] == "1.0" and figures["strays"] == "0"
     assert int(figures["repeats"]) <= 32                    # at most the fetches in flight at the kill
     assert "full_speed_s" in figures
+
+
+def test_an_unwritable_stats_file_is_one_line_and_exit_2(tmp_path):
+    (tmp_path / "file").write_text("")
+    done = run_crawl("http://127.0.0.1:9/", tmp_path / "state", "--stats", str(tmp_path / "file" / "stats.jsonl"))
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"pycrawler: cannot write --stats {tmp_path / 'file' / 'stats.jsonl'}: File exists"
+

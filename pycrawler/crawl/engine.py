@@ -200,6 +200,8 @@ class Crawler(FlushPath, ExchangePath):
         self.disk = DiskSpaceMonitor(written, config.min_free_mb)
         if shortage := self.disk.shortage():  # before JE opens: JE 7 would refuse first, in its own words
             raise shortage
+        if config.stats is not None:  # before JE opens too: a bad path is refused with nothing to undo
+            self.stats_log = StatsLog(config.stats, state)
         je_choice.start_for(state)  # on the JE that reads the state (a new one: the JE of new stores)
         self._signals.claim()
         policy = config.queue_policy
@@ -239,8 +241,6 @@ class Crawler(FlushPath, ExchangePath):
             self.outputs.close()
             self._close_stores()
             raise
-        if config.stats is not None:
-            self.stats_log = StatsLog(config.stats, state)
 
     def _serve(self, port: int):
         """Serve the crawl's environment to other processes (``store ls/dump``, ``frontier
@@ -274,6 +274,8 @@ class Crawler(FlushPath, ExchangePath):
         self.summary.store_bytes = sum(f.stat().st_size for f in Path(self.config.state).glob("*.jdb"))
 
     def _close_stores(self) -> None:
+        if self.stats_log is not None:
+            self.stats_log.close()
         self.frontier.close()
         self.visited.close()
         self.env.close()

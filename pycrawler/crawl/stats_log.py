@@ -21,6 +21,8 @@ from pathlib import Path
 
 import jpype
 
+from ..errors import BadInput
+
 INTERVAL = 1.0
 
 
@@ -29,8 +31,11 @@ class StatsLog:
 
     def __init__(self, path: Path, state: Path, interval: float = INTERVAL):
         self.path, self.state, self.interval = Path(path), Path(state), interval
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "a", encoding="utf-8")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(self.path, "a", encoding="utf-8")
+        except OSError as exc:
+            raise BadInput(f"cannot write --stats {path}: {exc.strerror or exc}") from None
         self._next = 0.0
         self._config = None
         self.flushes, self.flush_seconds, self.seen_checks = 0, 0.0, 0
@@ -68,4 +73,5 @@ class StatsLog:
         return env.getStats(self._config)
 
     def close(self) -> None:
+        """Close the file; idempotent."""
         self._file.close()

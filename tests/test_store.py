@@ -113,3 +113,16 @@ def test_packing_round_trips():
     data, offsets = pack(items)
     assert offsets.tolist() == [0, 0, 1, 4, 6]
     assert unpack(data, offsets) == items
+
+
+def test_cache_stats_count_the_reads_the_cache_could_not_answer(tmp_path):
+    keys, value = [i.to_bytes(4, "big") for i in range(5_000)], bytes(2_000)
+    with Environment(tmp_path / "env", create=True) as env:
+        env.open_database("t", create=True).put_many(keys, [value] * len(keys))
+    with Environment(tmp_path / "env", cache_size=1 << 20) as env:   # 1 MB of cache for 10 MB of records
+        db = env.open_database("t")
+        before = env.cache_stats()
+        assert all(db.get(key) == value for key in keys)
+        after = env.cache_stats()
+    assert after["cache_misses"] - before["cache_misses"] >= len(keys) // 2
+    assert 0 < after["cache_bytes"] <= 2 << 20

@@ -7,10 +7,10 @@ takes differences over its windows). A line costs one JE statistics call (``setF
 only, no walk of the trees) and a listing of the state folder's ``.jdb`` files.
 
 Fields: ``t`` (Unix time), ``done`` (URLs fetched or refused by this run), ``pending`` (URLs
-in the frontier, in process included; ``done + pending`` are the URLs known), ``seen_checks`` (URLs scheduled, each a seen-table
-test unless the URL cache answered), ``cache_hits``, ``flushes``, ``flush_s`` (seconds spent
-committing), ``je_cache_misses`` (JE's ``nCacheMiss``: BINs and LNs read from the log),
-``je_cache_bytes`` and ``je_log_bytes``.
+in the frontier, in process included; ``done + pending`` are the URLs known), ``seen_checks``
+(URLs scheduled, each a seen-table test unless the URL cache answered), ``cache_hits``,
+``flushes``, ``flush_s`` (seconds spent committing), ``je_cache_misses`` and
+``je_cache_bytes`` (:meth:`pycrawler.store.Environment.cache_stats`), ``je_log_bytes``.
 """
 
 from __future__ import annotations
@@ -19,15 +19,14 @@ import json
 import time
 from pathlib import Path
 
-import jpype
-
 from ..errors import BadInput
 
 INTERVAL = 1.0
 
 
 class StatsLog:
-    """Appends a line to ``path`` when :meth:`tick` finds a second gone by, and one at :meth:`close`."""
+    """Appends a line to ``path`` when :meth:`tick` finds a second gone by (the crawl writes a
+    last one with :meth:`write` before it closes the stores)."""
 
     def __init__(self, path: Path, state: Path, interval: float = INTERVAL):
         self.path, self.state, self.interval = Path(path), Path(state), interval
@@ -37,7 +36,6 @@ class StatsLog:
         except OSError as exc:
             raise BadInput(f"cannot write --stats {path}: {exc.strerror or exc}") from None
         self._next = 0.0
-        self._config = None
         self.flushes, self.flush_seconds, self.seen_checks = 0, 0.0, 0
 
     def flushed(self, seconds: float) -> None:
@@ -56,21 +54,15 @@ class StatsLog:
 
     def write(self, crawler) -> None:
         summary = crawler.summary
-        je = self._je_stats(crawler.env.java)
+        je = crawler.env.cache_stats()
         line = {"t": round(time.time(), 3), "done": summary.fetched + summary.failed + summary.precluded,
                 "pending": len(crawler.frontier), "seen_checks": self.seen_checks,
                 "cache_hits": crawler.url_cache.hits if crawler.url_cache is not None else 0,
                 "flushes": self.flushes, "flush_s": round(self.flush_seconds, 3),
-                "je_cache_misses": int(je.getNCacheMiss()), "je_cache_bytes": int(je.getCacheTotalBytes()),
+                "je_cache_misses": je["cache_misses"], "je_cache_bytes": je["cache_bytes"],
                 "je_log_bytes": sum(f.stat().st_size for f in self.state.glob("*.jdb"))}
         self._file.write(json.dumps(line) + "\n")
         self._file.flush()
-
-    def _je_stats(self, env):
-        if self._config is None:
-            self._config = jpype.JClass("com.sleepycat.je.StatsConfig")()
-            self._config.setFast(True)
-        return env.getStats(self._config)
 
     def close(self) -> None:
         """Close the file; idempotent."""

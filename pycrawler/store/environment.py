@@ -158,6 +158,18 @@ class Environment(Environments):
     def java(self):
         return self._open_handle()
 
+    def cache_stats(self) -> dict[str, int]:
+        """JE's cache counters since the open: ``cache_misses`` (``nCacheMiss``: tree nodes and
+        records read from the log because the cache did not hold them) and ``cache_bytes`` (the
+        cache's size in use). Fast statistics: counters only, no walk of the trees."""
+        import jpype
+
+        config = jpype.JClass("com.sleepycat.je.StatsConfig")()
+        config.setFast(True)
+        with je_errors(str(self.path)):
+            stats = self.java.getStats(config)
+            return {"cache_misses": int(stats.getNCacheMiss()), "cache_bytes": int(stats.getCacheTotalBytes())}
+
     def sync(self) -> None:
         """Write everything to disk (a no-op when read-only)."""
         if not self.read_only:

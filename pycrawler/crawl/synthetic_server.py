@@ -127,15 +127,14 @@ async def _bind(synthetic: SyntheticWeb, port: int) -> tuple[web.AppRunner | Non
     sockets = []
     try:
         for h in range(synthetic.hosts):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((synthetic.address(h), port))
-            port = sock.getsockname()[1]
-            sockets.append(sock)
+            sockets.append(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            sockets[-1].setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sockets[-1].bind((synthetic.address(h), port))
+            port = sockets[-1].getsockname()[1]
     except OSError:
         for sock in sockets:
             sock.close()
-        if port and not sockets:
+        if port and len(sockets) == 1:  # the port asked for is taken on the first address
             raise
         return None, 0
     runner = web.AppRunner(make_app(synthetic, port), access_log=None)
@@ -205,7 +204,11 @@ def main(argv: list[str] | None = None) -> int:
     except BadInput as exc:
         print(f"synthetic_server: {exc}", file=sys.stderr)
         return 2
-    asyncio.run(_serve(synthetic, args.port))
+    try:
+        asyncio.run(_serve(synthetic, args.port))
+    except OSError as exc:
+        print(f"synthetic_server: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     return 0
 
 

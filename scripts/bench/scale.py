@@ -176,6 +176,7 @@ class ScaleRun:
         self.rows: list[dict] = []
         self.kill: dict = {}
         self.restarted = 0.0
+        self.limited = False   # stopped at --limit (SIGTERM: a graceful stop, not a failure)
 
     def command(self) -> list[str]:
         a = self.args
@@ -220,6 +221,7 @@ class ScaleRun:
             if time.monotonic() - started > a.limit:
                 process.terminate()
                 process.wait()
+                self.limited = True
                 print(f"stopped at the {a.limit:.0f} s limit", flush=True)
                 return process
             time.sleep(a.sample)
@@ -351,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
         state.parent.mkdir(parents=True, exist_ok=True)
         run = ScaleRun(web, server, state, args)
         process = run.run()
-        if process.returncode not in (0, None):
+        if process.returncode not in (0, None) and not run.limited:
             print(f"scale.py: the crawl ended with {process.returncode}; see {state.with_suffix('.out')}",
                   file=sys.stderr)
             print(state.with_suffix(".out").read_text()[-2000:], file=sys.stderr)
@@ -374,6 +376,8 @@ def main(argv: list[str] | None = None) -> int:
                "je_log_bytes_per_url": round(rows[-1]["log_b_per_url"]) if rows else 0,
                "je_cache_misses": samples[-1].stats["je_cache_misses"],
                "truth_s": round(truth_s, 1)}
+    if run.limited:
+        figures["stopped_at_limit_s"] = round(args.limit)
     if run.kill:
         full = run.full_speed()
         figures |= run.kill | {"full_speed_s": round(full, 1) if full is not None else "never"}

@@ -26,6 +26,8 @@ import redis
 
 LUA_COMMON = """
 local function bound(h, w) return math.floor((5 * h + 4 * w - 1) / (4 * w)) end
+-- A (worker, host) pair's rendezvous weight, as membership.weight computes it in Python.
+local function weight(m, host) return redis.sha1hex(m .. '\\0' .. host) end
 local function split(text)
   local out = {}
   for m in string.gmatch(text or '', '[^\\n]+') do out[#out + 1] = m end
@@ -36,7 +38,7 @@ local function choose(host, members, loads, limit)
   local best, best_weight = nil, nil
   for _, m in ipairs(members) do
     if (loads[m] or 0) < limit then
-      local w = redis.sha1hex(m .. '\\0' .. host)
+      local w = weight(m, host)
       if not best or w > best_weight then best, best_weight = m, w end
     end
   end
@@ -100,14 +102,14 @@ end
 -- The joiner heading host's rendezvous order, if one does and it is not o; mostly 2 hashes a
 -- host (the owner usually outweighs the joiner), the other members only when it does not.
 local function won_by_joiner(host, o)
-  local best, best_weight = o, redis.sha1hex(o .. '\0' .. host)
+  local best, best_weight = o, weight(o, host)
   for _, j in ipairs(joiner_list) do
-    local w = redis.sha1hex(j .. '\0' .. host)
+    local w = weight(j, host)
     if w > best_weight then best, best_weight = j, w end
   end
   if best == o then return nil end
   for _, m in ipairs(live) do
-    if not joiners[m] and m ~= o and redis.sha1hex(m .. '\0' .. host) > best_weight then return nil end
+    if not joiners[m] and m ~= o and weight(m, host) > best_weight then return nil end
   end
   return best
 end
@@ -133,7 +135,7 @@ for _, m in ipairs(live) do
   if loads[m] > limit then  -- its least preferred hosts go first
     local mine = {}
     for _, host in ipairs(hosts) do
-      if owner[host] == m and not moving[host] then mine[#mine + 1] = {redis.sha1hex(m .. '\\0' .. host), host} end
+      if owner[host] == m and not moving[host] then mine[#mine + 1] = {weight(m, host), host} end
     end
     table.sort(mine, function(a, b) return a[1] < b[1] end)
     for i = 1, loads[m] - limit do movers[#movers + 1] = mine[i][2] moving[mine[i][2]] = true end

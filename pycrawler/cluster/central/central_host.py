@@ -115,6 +115,7 @@ class CentralHost:
         self.renewed_at = 0
         self.records: dict[str, dict[int, dict]] = {"local": {}, "dist": {}}
         self._place = client.register_script(PLACE)
+        self.host_table_keys = HostTable(client, layout.prefix).keys  # PLACE's first KEYS
         self.rerouted_at = 0
         self._renew = client.register_script(RENEW)
         self._release = client.register_script(RELEASE)
@@ -313,7 +314,7 @@ class CentralHost:
         args = [self.layout.task_pool_prefix, ":task_pool", len(workers), *workers, len(ids), *ids]
         for url, line, fp in zip(urls, lines, fps):
             args += [fp, host_of(url), line]
-        return self._place(keys=[*HostTable(self.client, self.layout.prefix).keys, stream, *task_urls], args=args)
+        return self._place(keys=[*self.host_table_keys, stream, *task_urls], args=args)
 
     def _reroute_departed(self) -> None:
         """Move what is waiting in the task_pool of this network's departed workers to the owners

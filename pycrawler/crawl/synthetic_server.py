@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
 import os
 import random
 import signal
@@ -31,8 +30,6 @@ from .synthetic_web import MISSING, PAGE, REDIRECT, SyntheticWeb
 
 READY = "listening on port "
 START_ATTEMPTS = 5
-BLOCK = 1024
-BLOCKS_KEPT = 64
 _TEXT_BYTES = 1 << 19
 _WORDS = ("crawl", "frontier", "queue", "seen", "page", "link", "host", "fetch", "store", "table", "log",
           "window", "cache", "merge", "bucket", "disk", "key", "batch", "flush", "record")
@@ -50,34 +47,21 @@ def text_block(seed: int) -> str:
 
 
 class PageRenderer:
-    """The bytes of one page: text (its size from the web) and its links as anchors.
-
-    Links are computed for :data:`BLOCK` consecutive pages at once and the last
-    :data:`BLOCKS_KEPT` blocks kept: numpy on one page's ~20 links costs ~0.5 ms of call
-    overhead, on a block ~2 us a page, and a crawl asks for pages in runs of nearby ids (a
-    host's tree level by level)."""
+    """The bytes of one page: text (its size from the web) and its links as anchors, computed
+    when asked (:mod:`.synthetic_kernels`: microseconds a page, in whatever order the crawl asks)."""
 
     def __init__(self, web: SyntheticWeb, port: int):
         self.web, self.port = web, port
         self.text = text_block(web.seed)
-        self._block = functools.lru_cache(maxsize=BLOCKS_KEPT)(self._compute_block)
-
-    def _compute_block(self, block: int) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
-        """(link offsets per page + end, kinds, targets, variants, sizes) of a block's pages."""
-        ids = np.arange(block * BLOCK, min((block + 1) * BLOCK, self.web.pages), dtype=np.int64)
-        links = self.web.links(ids)
-        offsets = np.searchsorted(links.source, np.append(ids, ids[-1] + 1))
-        return (offsets.tolist(), links.kind.tolist(), links.target.tolist(), links.variant.tolist(),
-                self.web.size(ids).tolist())
 
     def page(self, page: int) -> bytes:
-        offsets, kinds, targets, variants, sizes = self._block(page // BLOCK)
-        n = page % BLOCK
-        start, end, size = offsets[n], offsets[n + 1], sizes[n]
+        ids = np.array([page], dtype=np.int64)
+        links = self.web.links(ids)
+        size = int(self.web.size(ids)[0])
         at = page * 7919 % (len(self.text) - size) if size < len(self.text) else 0
         link_url, port = self.web.link_url, self.port
-        anchors = "".join(f'<a href="{link_url(port, kinds[i], targets[i], variants[i])}">l{i - start}</a>\n'
-                          for i in range(start, end))
+        anchors = "".join(f'<a href="{link_url(port, kind, target, variant)}">l{i}</a>\n' for i, (kind, target, variant)
+                          in enumerate(zip(links.kind.tolist(), links.target.tolist(), links.variant.tolist())))
         return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>p{page}</title></head>"
                 f"<body><p>{self.text[at:at + size]}</p>\n{anchors}</body></html>").encode()
 

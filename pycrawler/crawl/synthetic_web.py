@@ -4,8 +4,9 @@ Benchmarks at a million pages and more need a web that costs neither disk (10M p
 are tens of GB) nor the crawler's CPU. Here every fact about a page is a hash of (seed, page
 id): which host it is on, whether it is a page or a redirect, its size, its out-degree and each
 of its links. :mod:`pycrawler.crawl.synthetic_server` serves it; :meth:`SyntheticWeb.truth` walks
-the same link function to give the crawl's ground truth. Everything is numpy over arrays of page
-ids, so a page costs microseconds to serve and 10M pages take seconds per level to walk.
+the same link function to give the crawl's ground truth. Everything is compiled
+(:mod:`.synthetic_kernels`), so a page costs microseconds to serve and 10M pages take seconds
+per level to walk.
 
 The shape, with the knobs of :class:`WebShape`:
 
@@ -34,32 +35,13 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..errors import BadInput
+from . import synthetic_kernels as kernels
+from .synthetic_kernels import MISSING, PAGE, REDIRECT, VARIANTS
 
-_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_TO_UNIT = 2.0 ** -53
-_KIND, _LINK, _TARGET, _REDIRECT = 1, 2, 3, 4     # salts: one independent hash stream per purpose
-
-PAGE, REDIRECT, MISSING = 0, 1, 2
-"""Kinds of link target: a page (200), a redirect page (301), a missing page (404)."""
-
-VARIANTS = 3
-"""Non-canonical spellings a duplicate link takes (see :meth:`SyntheticWeb.link_url`)."""
+__all__ = ["MISSING", "PAGE", "REDIRECT", "VARIANTS", "Links", "SyntheticWeb", "Truth", "WebShape"]
 
 BFS_CHUNK = 100_000
-"""Pages whose links are computed at once by :meth:`SyntheticWeb.truth` (~90 MB of arrays)."""
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser, element-wise over uint64 (wrapping arithmetic, as intended)."""
-    x = (x ^ (x >> np.uint64(30))) * _M1
-    x = (x ^ (x >> np.uint64(27))) * _M2
-    return x ^ (x >> np.uint64(31))
-
-
-def _unit(h: np.ndarray) -> np.ndarray:
-    """A uniform float in [0, 1) from the top 53 bits of a hash."""
-    return (h >> np.uint64(11)).astype(np.float64) * _TO_UNIT
+"""Pages whose links are computed at once by :meth:`SyntheticWeb.truth` (~60 MB of arrays)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,7 +87,8 @@ class Truth:
 
 
 class SyntheticWeb:
-    """``SyntheticWeb(pages, hosts, seed)``: the web's facts, computed on demand.
+    """``SyntheticWeb(pages, hosts, seed)``: the web's facts, computed on demand
+    (:mod:`.synthetic_kernels`).
 
     URLs need the port the web is served on (:meth:`url`, :meth:`link_url`); page ids, links
     and the ground truth do not."""
@@ -116,99 +99,45 @@ class SyntheticWeb:
         if not 1 <= hosts <= min(pages, 254):
             raise BadInput("hosts must be in 1..254 (127.0.0.1 to 127.0.0.254) and at most the pages")
         self.pages, self.hosts, self.seed, self.shape = pages, hosts, seed, shape
-        self._seed = _mix(np.array([seed], dtype=np.uint64))[0]
-
-    # -- hashing ----------------------------------------------------------------------------------
-    def _hash(self, ids: np.ndarray, index: np.ndarray | int, salt: int) -> np.ndarray:
-        x = ids.astype(np.uint64) * _GOLDEN + np.asarray(index, dtype=np.uint64) * _M2 + np.uint64(salt)
-        return _mix(_mix(x ^ self._seed))
+        mixed = kernels.mix(np.uint64(seed & (2 ** 64 - 1)))
+        self.spec = kernels.Spec(np.int64(pages), np.int64(hosts), mixed, np.int64(shape.tree_fanout),
+                                 float(shape.orphan_share), np.int64(shape.min_links), np.int64(shape.max_links),
+                                 float(shape.degree_alpha), float(shape.locality), float(shape.rank_skew),
+                                 float(shape.missing_share), float(shape.redirect_share),
+                                 float(shape.duplicate_share), float(shape.median_bytes), float(shape.size_sigma))
 
     # -- pages ------------------------------------------------------------------------------------
     def host_pages(self, host: np.ndarray | int) -> np.ndarray:
         """How many pages host ``host`` holds (ids ``host``, ``host + H``, ...)."""
         return (self.pages - np.asarray(host, dtype=np.int64) + self.hosts - 1) // self.hosts
 
-    def _kind_hash(self, ids: np.ndarray) -> np.ndarray:
-        return self._hash(ids, 0, _KIND)
+    def _facts(self, ids: np.ndarray, which: int) -> np.ndarray:
+        return kernels.page_facts(self.spec, np.asarray(ids, dtype=np.int64))[which]
 
     def is_redirect(self, ids: np.ndarray) -> np.ndarray:
         """Whether each page answers a redirect (a root never does)."""
-        u = (self._kind_hash(ids) & np.uint64(0xFFFFFFFF)).astype(np.float64) / 2.0 ** 32
-        return (ids >= self.hosts) & (u < self.shape.redirect_share)
+        return self._facts(ids, 0)
 
     def is_orphan(self, ids: np.ndarray) -> np.ndarray:
         """Whether each page is left out of its host's tree (a root never is)."""
-        u = (self._kind_hash(ids) >> np.uint64(32)).astype(np.float64) / 2.0 ** 32
-        return (ids >= self.hosts) & (u < self.shape.orphan_share)
+        return self._facts(ids, 1)
 
     def degree(self, ids: np.ndarray) -> np.ndarray:
         """Random links of each page (tree links come on top): Pareto, at least ``min_links``."""
-        s = self.shape
-        u = 1.0 - _unit(self._hash(ids, 1, _KIND))   # (0, 1]
-        return np.minimum(s.max_links, np.floor(s.min_links * u ** (-1.0 / s.degree_alpha))).astype(np.int64)
+        return self._facts(ids, 2)
 
     def size(self, ids: np.ndarray) -> np.ndarray:
         """Bytes of text each page carries besides its links: log-normal around ``median_bytes``."""
-        s = self.shape
-        h = self._hash(ids, 2, _KIND)
-        # Box-Muller from two 26-bit halves: a normal deviate without a generator object.
-        u1 = ((h >> np.uint64(38)).astype(np.float64) + 1.0) / 2.0 ** 26
-        u2 = ((h >> np.uint64(12)) & np.uint64((1 << 26) - 1)).astype(np.float64) / 2.0 ** 26
-        z = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
-        return np.clip(s.median_bytes * np.exp(s.size_sigma * z), 200, 500_000).astype(np.int64)
+        return self._facts(ids, 3)
 
     def redirect_target(self, ids: np.ndarray) -> np.ndarray:
         """The page each redirect page points to: a random page that is not itself a redirect."""
-        target = (self._hash(ids, 0, _REDIRECT) % np.uint64(self.pages)).astype(np.int64)
-        bad = self.is_redirect(target)
-        while bad.any():    # the next id along: ~1/redirect_share tries at most, in practice one or two
-            target[bad] = (target[bad] + 1) % self.pages
-            bad[bad] = self.is_redirect(target[bad])
-        return target
+        return self._facts(ids, 4)
 
     # -- links ------------------------------------------------------------------------------------
     def links(self, ids: np.ndarray) -> Links:
         """Every link of the given (non-redirect) pages, in each page's order: tree links first."""
-        ids = np.asarray(ids, dtype=np.int64)
-        tree = self._tree_links(ids)
-        rand = self._random_links(ids)
-        both = Links(*(np.concatenate([getattr(tree, f), getattr(rand, f)])
-                       for f in ("source", "kind", "target", "variant")))
-        order = np.argsort(both.source, kind="stable")
-        return Links(*(getattr(both, f)[order] for f in ("source", "kind", "target", "variant")))
-
-    def _tree_links(self, ids: np.ndarray) -> Links:
-        h, k = self.hosts, self.shape.tree_fanout
-        local = ids // h
-        children = local[:, None] * k + np.arange(1, k + 1)[None, :]
-        child_ids = (ids % h)[:, None] + h * children
-        keep = children < self.host_pages(ids % h)[:, None]
-        source = np.broadcast_to(ids[:, None], child_ids.shape)[keep]
-        target = child_ids[keep]
-        linked = ~self.is_orphan(target)
-        source, target = source[linked], target[linked]
-        kind = np.where(self.is_redirect(target), REDIRECT, PAGE)
-        return Links(source, kind, target, np.zeros(len(target), dtype=np.int64))
-
-    def _random_links(self, ids: np.ndarray) -> Links:
-        s = self.shape
-        degree = self.degree(ids)
-        source = np.repeat(ids, degree)
-        index = np.arange(len(source)) - np.repeat(np.cumsum(degree) - degree, degree)
-        a = self._hash(source, index, _LINK)
-        b = self._hash(source, index, _TARGET)
-        u_missing = (a & np.uint64(0xFFFF)).astype(np.float64) / 65536.0
-        u_local = ((a >> np.uint64(16)) & np.uint64(0xFFFF)).astype(np.float64) / 65536.0
-        u_dup = ((a >> np.uint64(32)) & np.uint64(0xFFFF)).astype(np.float64) / 65536.0
-        host = np.where(u_local < s.locality, source % self.hosts,
-                        (a >> np.uint64(48)).astype(np.int64) % self.hosts)
-        rank = np.floor(self.host_pages(host) * _unit(b) ** s.rank_skew).astype(np.int64)
-        target = host + self.hosts * rank
-        missing = u_missing < s.missing_share
-        kind = np.where(missing, MISSING, np.where(self.is_redirect(target), REDIRECT, PAGE))
-        target = np.where(missing, (b % np.uint64(self.pages)).astype(np.int64), target)
-        variant = np.where(u_dup < s.duplicate_share, 1 + (a >> np.uint64(60)).astype(np.int64) % VARIANTS, 0)
-        return Links(source, kind, target, variant)
+        return Links(*kernels.links(self.spec, np.asarray(ids, dtype=np.int64)))
 
     # -- URLs -------------------------------------------------------------------------------------
     @staticmethod

@@ -34,7 +34,7 @@ import re
 import shlex
 from pathlib import Path
 
-from . import java_runtime, je_releases
+from . import java_runtime, je_releases, jvm_fault_handlers
 from .errors import SetupError
 from .jar_folder import BRIDGE_JAR, SETUP_HINT
 from .jar_folder import FOLDER as TARGET
@@ -130,6 +130,7 @@ def start(je: JeRelease | None = None) -> None:
     except (OSError, RuntimeError) as exc:
         raise SetupError(f"the JVM did not start: {exc}") from None
     _started_on = je
+    jvm_fault_handlers.keep()
     decouple_collectors()
 
 

@@ -164,3 +164,40 @@ def test_a_java_collection_does_not_run_a_full_python_collection():
     a crawl's size); the JVM pycrawler starts runs at most one, whatever Java does."""
     assert full_collections_off_the_main_thread("jpype") >= 8
     assert full_collections_off_the_main_thread("pycrawler") <= 1
+
+
+# Python's faulthandler enabled before the JVM starts and disabled before exit (what pytest's
+# faulthandler plugin does around a test session) while Java runs compiled code on the
+# fork-join pool's threads: JVM shutdown arms a safepoint, whose poll faults on purpose.
+FAULT_HANDLERS_AT_EXIT = """
+import faulthandler, sys, threading, time
+faulthandler.enable()
+import jpype
+from pycrawler import jvm, jvm_fault_handlers
+if sys.argv[1] == "jpype":
+    jvm_fault_handlers.keep = lambda: None
+jvm.start()
+
+def sort_for_ever():
+    jpype.java.lang.Thread.attachAsDaemon()
+    numbers = jpype.JClass("java.util.Random")(1)
+    while True:
+        jpype.JClass("java.util.Arrays").parallelSort(numbers.ints(5_000_000).toArray())
+
+threading.Thread(target=sort_for_ever, daemon=True).start()
+time.sleep(2)
+faulthandler.disable()
+"""
+
+
+def exit_codes_with_java_running(start: str, runs: int = 3) -> list[int]:
+    return [subprocess.run([sys.executable, "-c", FAULT_HANDLERS_AT_EXIT, start], capture_output=True,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120).returncode
+            for _ in range(runs)]
+
+
+def test_the_jvm_keeps_its_fault_handlers_through_shutdown_whatever_python_restored():
+    """A process whose work all succeeded exits 0 even when faulthandler was disabled after the
+    JVM started; without keeping the JVM's handlers it dies of SIGSEGV at shutdown."""
+    assert -11 in exit_codes_with_java_running("jpype")
+    assert exit_codes_with_java_running("pycrawler") == [0, 0, 0]

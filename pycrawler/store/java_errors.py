@@ -81,7 +81,7 @@ def translate(exc, where: str, renames: dict[str, str] | None = None) -> Pycrawl
             f"{where} has JE log version {m.group(2)}, newer than the loaded JE reads ({m.group(1)}): "
             "open it in a process of its own, where pycrawler chooses a JE that reads it")
     if "DiskLimit" in cls or any(map(_says_disk_full, _messages(exc))):
-        return DiskFull(f"{where}: the disk is full ({msg}): free some space, then rerun the same command")
+        return DiskFull(f"{where}: the disk is full ({msg}): free some space, then run the same command to resume")
     if "EnvironmentLocked" in cls or "lock" in msg.lower() and ("je.lck" in msg or "single writer" in msg):
         return StoreLocked(f"{where} is locked by another process (JE allows one writer): {msg}")
     if "DatabaseNotFound" in cls or "Database" in msg and "not found" in msg:

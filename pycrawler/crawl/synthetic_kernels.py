@@ -101,13 +101,23 @@ def redirect_target(spec, page):
 
 
 @numba.njit(cache=True)
+def tree_child(spec, page, c):
+    """The page's ``c``-th child (1 to ``tree_fanout``) in its host's tree, or -1 when the host
+    has no such page or the child is left out of the tree."""
+    host = page % spec.hosts
+    child_local = page // spec.hosts * spec.tree_fanout + c
+    child = host + spec.hosts * child_local
+    if child_local < host_pages(spec, host) and not is_orphan(spec, child):
+        return child
+    return -1
+
+
+@numba.njit(cache=True)
 def link_count(spec, page):
-    """Tree links (children not left out) plus random links of the page."""
-    local, host = page // spec.hosts, page % spec.hosts
-    held, count = host_pages(spec, host), degree(spec, page)
+    """Tree links plus random links of the page."""
+    count = degree(spec, page)
     for c in range(1, spec.tree_fanout + 1):
-        child_local = local * spec.tree_fanout + c
-        if child_local < held and not is_orphan(spec, host + spec.hosts * child_local):
+        if tree_child(spec, page, c) >= 0:
             count += 1
     return count
 
@@ -126,12 +136,10 @@ def links(spec, ids):
     n = 0
     for i in range(ids.shape[0]):
         page = ids[i]
-        local, host = page // spec.hosts, page % spec.hosts
-        held = host_pages(spec, host)
+        host = page % spec.hosts
         for c in range(1, spec.tree_fanout + 1):
-            child_local = local * spec.tree_fanout + c
-            child = host + spec.hosts * child_local
-            if child_local < held and not is_orphan(spec, child):
+            child = tree_child(spec, page, c)
+            if child >= 0:
                 source[n], target[n], variant[n] = page, child, 0
                 kind[n] = REDIRECT if is_redirect(spec, child) else PAGE
                 n += 1

@@ -107,10 +107,6 @@ class SyntheticWeb:
                                  float(shape.duplicate_share), float(shape.median_bytes), float(shape.size_sigma))
 
     # -- pages ------------------------------------------------------------------------------------
-    def host_pages(self, host: np.ndarray | int) -> np.ndarray:
-        """How many pages host ``host`` holds (ids ``host``, ``host + H``, ...)."""
-        return (self.pages - np.asarray(host, dtype=np.int64) + self.hosts - 1) // self.hosts
-
     def _facts(self, ids: np.ndarray, which: int) -> np.ndarray:
         return kernels.page_facts(self.spec, np.asarray(ids, dtype=np.int64))[which]
 

@@ -91,6 +91,41 @@ def test_full_buffers_spill_to_disk_and_a_full_disk_bucket_merges_every_bucket(t
         assert len(got.results) == 9 + 9 + 4 + 60
 
 
+def test_a_round_takes_in_more_operations_as_the_repository_grows(tmp_path):
+    """A round rewrites the repository, so the disk bucket size that starts one grows with it
+    (merge_ratio of its key bytes over the buckets), up to max_bucket_bytes; the key count it is
+    figured from is kept with the merges and read back on reopen."""
+    settings = dict(num_buckets=2, bucket_buffer_elems=10, bucket_bytes=400, max_bucket_bytes=4_000)
+    spread = np.uint64(0x9E3779B97F4A7C15)
+    with Drum(tmp_path / "drum", **settings) as drum:
+        assert drum.bucket_limit() == 400
+        drum.check_update_many(np.arange(1, 301, dtype=np.uint64) * spread)
+        drum.synchronize()
+        assert drum.bucket_limit() == 600  # 0.5 x 300 keys x 8 bytes / 2 buckets
+        merges = drum.merges
+        drum.check_update_many(np.arange(301, 411, dtype=np.uint64) * spread)
+        assert all(400 < disk.size < 600 for disk in drum._disk)  # past bucket_bytes, under the limit
+        assert drum.merges == merges
+        drum.check_update_many(np.arange(411, 5001, dtype=np.uint64) * spread)
+        drum.synchronize()
+        assert drum.bucket_limit() == 4_000  # 0.5 x 5,000 x 8 / 2 = 10,000, held to the maximum
+    with Drum(tmp_path / "drum", **settings) as drum:
+        assert drum.repository.keys() == drum.count() == 5_000
+        assert drum.bucket_limit() == 4_000
+
+
+def test_a_repository_from_before_the_key_count_is_counted_once(tmp_path):
+    with Drum(tmp_path / "drum", block_keys=4) as drum:
+        drum.check_update_many(np.arange(1, 101, dtype=np.uint64))
+    with Drum(tmp_path / "drum", block_keys=4) as drum:
+        assert drum.repository.meta.delete(b"keys")  # as a repository written before merges counted
+    with Drum(tmp_path / "drum", block_keys=4) as drum:
+        assert drum.repository.keys() == 100
+        drum.check_update_many(np.arange(51, 151, dtype=np.uint64))
+        drum.synchronize()
+        assert drum.repository.keys() == drum.count() == 150
+
+
 def test_close_synchronizes_and_reopen_remembers(tmp_path):
     got = Collector()
     with Drum(tmp_path / "drum", got, block_keys=2) as drum:

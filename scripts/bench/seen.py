@@ -61,8 +61,13 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def folder_bytes(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+
+
 def make_engine(name: str, workdir: Path, distinct: int):
-    """(add(keys), finish()) for one engine."""
+    """(add(keys), finish(), figures()) for one engine; figures() is None, or DRUM's timings and
+    disk use when a merge round ended since the last call."""
     sys.path.insert(0, str(ROOT))
     if name == "drum":
         from pycrawler.seen.drum import Dispatcher, Drum
@@ -75,12 +80,24 @@ def make_engine(name: str, workdir: Path, distinct: int):
 
         counter = CountUnique()
         drum = Drum(workdir / "drum", counter)
+        reported = [0]
+
+        def disk() -> dict:
+            return {"repository_bytes": folder_bytes(workdir / "drum" / "repository")}
+
+        def figures():
+            if drum.rounds == reported[0]:
+                return None
+            reported[0] = drum.rounds
+            return drum.timings() | disk()
 
         def finish():
+            drum.synchronize()
+            last = drum.timings() | disk()
             drum.close()
-            return {"unique": counter.unique}
+            return {"unique": counter.unique, "figures": last}
 
-        return drum.check_update_many, finish
+        return drum.check_update_many, finish, figures
     if name == "exact":
         from pycrawler.seen.exact import ExactVisited
         from pycrawler.store import Environment
@@ -93,12 +110,12 @@ def make_engine(name: str, workdir: Path, distinct: int):
             env.close()
             return {}
 
-        return table.add_many, finish
+        return table.add_many, finish, lambda: None
     if name == "bloom":
         from pycrawler.seen.bloom import BloomFilter
 
         bloom = BloomFilter.create(workdir / "bloom.bin", capacity=distinct, fpr=0.01)
-        return bloom.add_many, lambda: (bloom.close(), {})[1]
+        return bloom.add_many, lambda: (bloom.close(), {})[1], lambda: None
     seen: set[int] = set()
 
     def add(keys):
@@ -110,19 +127,23 @@ def make_engine(name: str, workdir: Path, distinct: int):
                 new.append(k)
         return new
 
-    return add, lambda: {"unique": len(seen)}
+    return add, lambda: {"unique": len(seen)}, lambda: None
 
 
 def worker(args) -> None:
     """Run one engine on the first ``args.limit`` operations; JSON lines out."""
-    add, finish = make_engine(args.worker, Path(args.workdir), args.distinct)
+    add, finish, figures = make_engine(args.worker, Path(args.workdir), args.distinct)
     done, started = 0, time.perf_counter()
     for keys, distinct_so_far in stream(args.ops, args.distinct, args.batch):
         if done >= args.limit:
             break
         add(keys)
         done += len(keys)
-        print(json.dumps({"ops": done, "distinct": distinct_so_far, "t": time.perf_counter() - started}), flush=True)
+        line = {"ops": done, "distinct": distinct_so_far, "t": time.perf_counter() - started}
+        round_ended = figures()
+        if round_ended is not None:
+            line["round"] = round_ended
+        print(json.dumps(line), flush=True)
     extra = finish()
     seconds = time.perf_counter() - started
     print(json.dumps({"done": done, "seconds": seconds, "ops_per_s": done / seconds, "peak_rss_mb": peak_rss_mb(),
@@ -142,6 +163,35 @@ def run_engine(name: str, limit: int, args, workdir: Path) -> dict:
     print(f"{name:6s} {summary['done']:>12,} ops in {summary['seconds']:8.1f} s = {summary['ops_per_s']:>12,.0f} ops/s"
           f"   peak RSS {summary['peak_rss_mb']:7.0f} MB", flush=True)
     return summary
+
+
+JAVA_STEPS = ("sort_s", "read_s", "merge_s", "write_s", "commit_s")
+
+
+def print_rounds(summary: dict) -> None:
+    """DRUM's merge rounds one by one: where the time went as the repository grew. ``wall``
+    is the time since the previous round ended; ``in round`` the part of it spent merging
+    (Java's sort, block reads, merge, block writes and commits, then ``jni`` the rest of the
+    merge calls: arrays crossing JNI; ``files`` reading bucket files back, ``dispatch``); the
+    rest of ``wall`` is submitting operations (bucketing in numpy, ``spill`` to files)."""
+    rounds = [dict(line["round"], ops=line["ops"], distinct=line["distinct"], t=line["t"])
+              for line in summary["timeline"] if "round" in line]
+    rounds.append(dict(summary["figures"], ops=summary["done"], distinct=summary["unique"], t=summary["seconds"]))
+    columns = ("wall", "in round", *(step[:-2] for step in JAVA_STEPS), "jni", "files", "dispatch", "spill")
+    print(f"{'round':>5} {'ops M':>6} {'keys M':>7} {'JE GB':>6} {'B/key':>6} " + " ".join(f"{c:>8}" for c in columns)
+          + f" {'GB written':>10}", flush=True)
+    prev = {"t": 0.0}
+    for number, now in enumerate(rounds, 1):
+        spent = {name: now[name] - prev.get(name, 0) for name in now if isinstance(now[name], (int, float))}
+        java = sum(spent[step] for step in JAVA_STEPS)
+        merging = spent["merge_call_s"] + spent["bucket_read_s"] + spent["dispatch_s"]
+        cells = (spent["t"], merging, *(spent[step] for step in JAVA_STEPS), spent["merge_call_s"] - java,
+                 spent["bucket_read_s"], spent["dispatch_s"], spent["spill_s"])
+        label = number if number < len(rounds) else "end"
+        print(f"{label:>5} {now['ops'] / 1e6:6.0f} {now['distinct'] / 1e6:7.1f} {now['repository_bytes'] / 1e9:6.2f} "
+              f"{now['repository_bytes'] / max(now['distinct'], 1):6.1f} " + " ".join(f"{c:8.1f}" for c in cells)
+              + f" {spent['bytes_written'] / 1e9:10.2f}", flush=True)
+        prev = now
 
 
 def plot(results: dict, path: str) -> None:
@@ -204,6 +254,8 @@ def main() -> None:
             shutil.rmtree(folder, ignore_errors=True)
             folder.mkdir(parents=True)
             results[name] = run_engine(name, limits[name], args, folder)
+            if name == "drum":
+                print_rounds(results[name])
             shutil.rmtree(folder, ignore_errors=True)
     finally:
         if not args.workdir:
@@ -214,9 +266,12 @@ def main() -> None:
         Path(args.json).write_text(json.dumps(results, indent=1))
     rate = {name: results[name]["ops_per_s"] if name in results else 0.0 for name in ENGINES}
     ratio = rate["drum"] / rate["exact"] if rate["exact"] else float("nan")
+    drum = results.get("drum", {})
+    disk = (f" drum_rounds={drum['figures']['rounds']} drum_disk_bytes_per_key="
+            f"{drum['figures']['repository_bytes'] / max(drum['unique'], 1):.1f}" if drum else "")
     print(f"drum_ops_per_s={rate['drum']:.0f} exact_ops_per_s={rate['exact']:.0f} bloom_ops_per_s={rate['bloom']:.0f} "
           f"set_ops_per_s={rate['set']:.0f} ratio={ratio:.1f} "
-          f"peak_rss_mb={results.get('drum', {}).get('peak_rss_mb', 0):.0f}")
+          f"peak_rss_mb={drum.get('peak_rss_mb', 0):.0f}{disk}")
 
 
 if __name__ == "__main__":

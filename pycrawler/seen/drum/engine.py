@@ -5,13 +5,16 @@ after the C++ implementation described in the CodeProject article: ``check``, ``
 ``check_update`` are asynchronous; their results reach a :class:`Dispatcher` when a merge
 runs. Keys are split by their top bits into ``num_buckets`` key ranges; each range has a RAM
 buffer of ``bucket_buffer_elems`` operations that, when full, is appended to its disk bucket.
-When a disk bucket grows past ``bucket_bytes``, every bucket is merged, in key order, so the
-merge walks the sorted repository once. See docs/drum.md for the layout and crash safety.
+When a disk bucket grows past its limit, every bucket is merged, in key order, so the merge
+walks the sorted repository once. The limit grows with the repository (``merge_ratio``): a
+round rewrites the repository, so rounds must take in more operations as it grows for the
+cost per operation to stay flat. See docs/drum.md for the layout and crash safety.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +45,8 @@ class Drum:
     def __init__(self, path: str | os.PathLike, dispatcher: Dispatcher | None = None, *, key_bytes: int = 8,
                  num_buckets: int = 64, bucket_buffer_elems: int = 65536, bucket_bytes: int = 8 << 20,
                  block_keys: int = 4096, env: Environment | None = None, name: str = "drum",
-                 cache_size: int = 64 << 20, durability: str = "write_no_sync"):
+                 cache_size: int = 64 << 20, durability: str = "write_no_sync", merge_ratio: float = 0.5,
+                 max_bucket_bytes: int = 32 << 20):
         if num_buckets < 1 or num_buckets & (num_buckets - 1) or num_buckets > 1 << 16:
             raise BadInput(f"num_buckets must be a power of two up to 65536, not {num_buckets}")
         if key_bytes < 1:
@@ -53,6 +57,8 @@ class Drum:
         self.num_buckets = num_buckets
         self.bucket_buffer_elems = bucket_buffer_elems
         self.bucket_bytes = bucket_bytes
+        self.merge_ratio = merge_ratio
+        self.max_bucket_bytes = max(bucket_bytes, max_bucket_bytes)
         self.dispatcher = dispatcher or Dispatcher()
         self._wanted = self.dispatcher.wanted()
         self._shift = np.uint64(64 - num_buckets.bit_length() + 1)
@@ -65,6 +71,7 @@ class Drum:
                                          block_keys=block_keys)
             self._disk = [DiskBucket(self.path / "buckets", b, self.words, self.repository.merged_generation(b))
                           for b in range(num_buckets)]
+            self._keys = self.repository.keys()
         except BaseException:
             if self._own_env:
                 self.env.close()
@@ -73,6 +80,9 @@ class Drum:
         self._ram_count = [0] * num_buckets
         self._sync_files = durability == "sync"
         self.merges = 0  # bucket merges done (for statistics and tests)
+        self.rounds = 0  # merge rounds (every bucket merged in key order) done
+        # wall seconds in each step of DRUM's own work, for timings()
+        self._seconds = {"spill_s": 0.0, "bucket_read_s": 0.0, "merge_call_s": 0.0, "dispatch_s": 0.0}
         self.closed = False
 
     # -- operations ----------------------------------------------------------------------
@@ -131,6 +141,19 @@ class Drum:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def timings(self) -> dict[str, float | int]:
+        """Where DRUM's time went since it was opened: wall seconds appending RAM buffers to
+        disk buckets (``spill_s``), reading bucket files back (``bucket_read_s``), in the
+        repository's merge calls (``merge_call_s``, which holds the Java side's sort, block
+        reads, merge, block writes and commits: ``sort_s`` ... ``commit_s``) and dispatching
+        outcomes (``dispatch_s``); merge rounds, bucket merges, blocks read and written and the
+        bytes written to JE."""
+        java = self.repository.timings()
+        figures: dict[str, float | int] = {**self._seconds, "rounds": self.rounds, "merges": self.merges}
+        for name, value in java.items():
+            figures[name.replace("_nanos", "_s")] = value / 1e9 if name.endswith("_nanos") else value
+        return figures
 
     def count(self) -> int:
         """Keys in the repository (merged operations only; reads every block)."""
@@ -191,8 +214,18 @@ class Drum:
                 idx = order[bounds[b]:bounds[b + 1]]
                 self._buffer(b, Operations(keys[idx], op, values.take(idx) if values is not None else None,
                                                 aux.take(idx) if aux is not None else None))
-        if any(disk.size > self.bucket_bytes for disk in self._disk):
+        limit = self.bucket_limit()
+        if any(disk.size > limit for disk in self._disk):
             self._merge_all(txn)
+
+    def bucket_limit(self) -> int:
+        """The size of a disk bucket that starts a merge round: ``bucket_bytes``, or
+        ``merge_ratio`` times the repository's key bytes spread over the buckets once that is
+        larger (a round then takes in at least half the repository's size in operations, so a
+        key costs a bounded number of rewrites however large the repository grows), at most
+        ``max_bucket_bytes`` (a bucket is read whole into RAM to merge)."""
+        grown = int(self.merge_ratio * self._keys * self.words * 8 / self.num_buckets)
+        return min(max(self.bucket_bytes, grown), self.max_bucket_bytes)
 
     def _buffer(self, b: int, ops: Operations) -> None:
         self._ram[b].append(ops)
@@ -203,33 +236,49 @@ class Drum:
     def _spill(self, b: int) -> None:
         """Append bucket b's RAM buffer to its disk bucket."""
         if self._ram[b]:
+            started = time.perf_counter()
             self._disk[b].append(Operations.concat(self._ram[b]))
             self._ram[b].clear()
             self._ram_count[b] = 0
+            self._seconds["spill_s"] += time.perf_counter() - started
 
     # -- merge ---------------------------------------------------------------------------
     def _merge_all(self, txn=None) -> None:
         """Merge every bucket, lowest key range first: one ordered walk of the repository."""
+        merged = self.merges
         for b in range(self.num_buckets):
             self._spill(b)
             if self._disk[b].size:
                 self._merge(b, txn)
+        if self.merges > merged:
+            self.rounds += 1
 
     def _merge(self, b: int, txn=None) -> None:
         disk = self._disk[b]
         if self._sync_files:
             disk.sync()
+        started = time.perf_counter()
         ops = disk.read()
+        called = time.perf_counter()
         result = self.repository.merge(b, disk.generation, ops.keys, ops.ops, ops.values,
                                        want_values="duplicate_key_check" in self._wanted, txn=txn)
         # Committed (blocks + marker), or committing with txn: this generation must never merge again.
         self.merges += 1
+        self._keys += result.added
+        returned = time.perf_counter()
         calls = self._routes(ops, result)
         aux = disk.read_aux(len(ops)) if calls else None
         if txn is None:
             disk.rotate()
         else:
             txn.after_commit(disk.retire())
+        dispatching = time.perf_counter()
+        self._seconds["bucket_read_s"] += called - started + dispatching - returned
+        self._seconds["merge_call_s"] += returned - called
+        self._dispatch(ops, calls, aux)
+        self._seconds["dispatch_s"] += time.perf_counter() - dispatching
+
+    def _dispatch(self, ops: Operations, calls, aux: Blobs | None) -> None:
         for name, idx, values in calls:
             keys = self._external_keys(ops.keys[idx])
             aux_of = aux.take(idx) if aux is not None else Blobs.empty(len(idx))

@@ -89,6 +89,22 @@ class Repository:
             checked = Blobs(np.asarray(packed.data).view(np.uint8), np.asarray(packed.offsets))
         return MergeResult(found, checked, int(result.added))
 
+    def timings(self) -> dict[str, int]:
+        """Cumulative merge figures from the Java side (``DrumRepository.Timing``): nanoseconds
+        sorting, reading blocks, merging, writing blocks and committing; blocks read and
+        written; bytes written."""
+        import jpype
+
+        names = [str(t.name()).lower() for t in jpype.JClass("org.pycrawler.bridge.DrumRepository$Timing").values()]
+        with je_errors(self._where):
+            return dict(zip(names, (int(v) for v in self.java.timings())))
+
+    def keys(self) -> int:
+        """Keys stored, as the merges counted them (a repository from before they did is
+        counted block by block, once)."""
+        with je_errors(self._where):
+            return int(self.java.keys())
+
     def count(self) -> int:
         """Keys stored (reads every block)."""
         with je_errors(self._where):

@@ -34,12 +34,35 @@ public final class DrumRepository {
     public static final byte CHECK_UPDATE = 2;
 
     private static final byte[] NO_VALUE = new byte[0];
+    /** The meta record counting the repository's keys, written with every merge's marker. */
+    private static final byte[] KEYS_KEY = {'k', 'e', 'y', 's'};
 
     private final Environment env;
     private final Database blocks;
     private final Database meta;
     private final int words;
     private final int blockKeys;
+    private final long[] timings = new long[Timing.values().length];
+
+    /** Where merges spend their time, cumulative since the repository was opened ({@link #timings}). */
+    public enum Timing {
+        /** nanoseconds sorting bucket operations into key order */
+        SORT_NANOS,
+        /** nanoseconds finding, reading and decoding the blocks a merge touches (JE searches and reads) */
+        READ_NANOS,
+        /** nanoseconds merging sorted operations into decoded blocks */
+        MERGE_NANOS,
+        /** nanoseconds encoding and putting changed blocks (JE writes) */
+        WRITE_NANOS,
+        /** nanoseconds committing merges that own their transaction */
+        COMMIT_NANOS,
+        /** blocks read */
+        BLOCKS_READ,
+        /** block records written */
+        BLOCKS_WRITTEN,
+        /** bytes of block records written */
+        BYTES_WRITTEN
+    }
 
     /**
      * @param blocks the block database (created by the caller, transactional)
@@ -92,7 +115,9 @@ public final class DrumRepository {
             return result;
         } finally {
             if (ok) {
+                long start = System.nanoTime();
                 txn.commit();
+                timings[Timing.COMMIT_NANOS.ordinal()] += System.nanoTime() - start;
             } else {
                 txn.abort();
             }
@@ -107,11 +132,20 @@ public final class DrumRepository {
     public Result mergeIn(Transaction txn, long[] keys, byte[] ops, byte uniformOp, byte[] vals, int[] voff,
             boolean wantValues, byte[] markerKey, byte[] markerValue) throws DatabaseException {
         int n = keys.length / words;
-        int[] order = KeyOrder.sort(keys, words, n);
-        Merge m = new Merge(keys, ops, uniformOp, vals, voff, wantValues, n, order);
+        long start = System.nanoTime();
+        KeyOrder.Sorted sorted = KeyOrder.sorted(keys, words, n);
+        timings[Timing.SORT_NANOS.ordinal()] += System.nanoTime() - start;
+        Merge m = new Merge(sorted, ops, uniformOp, vals, voff, wantValues, n);
+        long before = storedKeys(txn);
         m.run(txn);
         meta.put(txn, new DatabaseEntry(markerKey), new DatabaseEntry(markerValue));
+        meta.put(txn, new DatabaseEntry(KEYS_KEY), new DatabaseEntry(ByteBuffer.allocate(8).putLong(before + m.added).array()));
         return m.result();
+    }
+
+    /** Cumulative merge figures, indexed by {@link Timing}'s ordinals: one JNI call for all of them. */
+    public long[] timings() {
+        return timings.clone();
     }
 
     /** Reads the stored value of a merge marker (null when absent). */
@@ -121,6 +155,22 @@ public final class DrumRepository {
             return null;
         }
         return Arrays.copyOfRange(v.getData(), v.getOffset(), v.getOffset() + v.getSize());
+    }
+
+    /**
+     * Number of keys in the repository, from the count every merge keeps with its marker; a
+     * repository written before merges kept it is counted once, block by block.
+     */
+    public long keys() throws DatabaseException {
+        return storedKeys(null);
+    }
+
+    private long storedKeys(Transaction txn) throws DatabaseException {
+        DatabaseEntry v = new DatabaseEntry();
+        if (meta.get(txn, new DatabaseEntry(KEYS_KEY), v, LockMode.DEFAULT) != OperationStatus.SUCCESS) {
+            return count();
+        }
+        return ByteBuffer.wrap(v.getData(), v.getOffset(), 8).getLong();
     }
 
     /** Number of keys in the repository (reads every block: for tests and statistics). */
@@ -174,21 +224,53 @@ public final class DrumRepository {
         }
     }
 
-    /** Merged block contents under construction, written out as one or more block records. */
+    /**
+     * Merged block contents under construction, written out as one or more block records. Sized
+     * for the block and the operations merged into it, so it never grows; values are kept only
+     * once one is not empty (a seen table stores none).
+     */
     private final class Output {
-        long[] keys = new long[1024 * words];
-        byte[][] values = new byte[1024][];
+        final long[] keys;
+        byte[][] values; // null while every value so far is empty; a null entry is an empty value
         int count;
-        boolean hasValues;
+
+        Output(int capacity) {
+            keys = new long[capacity * words];
+        }
 
         void add(long[] src, int at, byte[] value) {
-            if (count == values.length) {
-                keys = Arrays.copyOf(keys, keys.length * 2);
-                values = Arrays.copyOf(values, values.length * 2);
+            if (words == 1) {
+                keys[count] = src[at];
+            } else {
+                System.arraycopy(src, at, keys, count * words, words);
             }
-            System.arraycopy(src, at, keys, count * words, words);
-            values[count++] = value;
-            hasValues |= value.length > 0;
+            if (value.length > 0) {
+                if (values == null) {
+                    values = new byte[keys.length / words][];
+                }
+                values[count] = value;
+            }
+            count++;
+        }
+
+        /** Adds the block's keys from..to (and their values), in one copy. */
+        void addRange(Block block, int from, int to) {
+            System.arraycopy(block.keys, from * words, keys, count * words, (to - from) * words);
+            if (block.values != null) {
+                for (int i = from; i < to; i++) {
+                    if (block.values[i].length > 0) {
+                        if (values == null) {
+                            values = new byte[keys.length / words][];
+                        }
+                        values[count + i - from] = block.values[i];
+                    }
+                }
+            }
+            count += to - from;
+        }
+
+        private int valueLength(int i) {
+            return values == null || values[i] == null ? 0 : values[i].length;
         }
 
         /** Writes the records: one block up to twice blockKeys, else pieces of blockKeys. */
@@ -197,21 +279,23 @@ public final class DrumRepository {
             int per = (count + pieces - 1) / pieces;
             for (int from = 0; from < count; from += per) {
                 int to = Math.min(count, from + per);
-                blocks.put(txn, new DatabaseEntry(keyBytes(keys, from * words)), new DatabaseEntry(encode(from, to)));
+                byte[] record = encode(from, to);
+                blocks.put(txn, new DatabaseEntry(keyBytes(keys, from * words)), new DatabaseEntry(record));
+                timings[Timing.BLOCKS_WRITTEN.ordinal()]++;
+                timings[Timing.BYTES_WRITTEN.ordinal()] += record.length;
             }
         }
 
         private byte[] encode(int from, int to) {
             int size = 5 + (to - from) * words * 8;
             boolean anyValue = false;
-            for (int i = from; i < to; i++) {
-                anyValue |= values[i].length > 0;
+            int valueBytes = 0;
+            for (int i = from; values != null && i < to; i++) {
+                anyValue |= valueLength(i) > 0;
+                valueBytes += valueLength(i);
             }
             if (anyValue) {
-                size += (to - from) * 4;
-                for (int i = from; i < to; i++) {
-                    size += values[i].length;
-                }
+                size += (to - from) * 4 + valueBytes;
             }
             ByteBuffer b = ByteBuffer.allocate(size);
             b.putInt(to - from);
@@ -220,40 +304,45 @@ public final class DrumRepository {
             b.position(b.position() + (to - from) * words * 8);
             if (anyValue) {
                 for (int i = from; i < to; i++) {
-                    b.putInt(values[i].length);
+                    b.putInt(valueLength(i));
                 }
                 for (int i = from; i < to; i++) {
-                    b.put(values[i]);
+                    if (valueLength(i) > 0) {
+                        b.put(values[i]);
+                    }
                 }
             }
             return b.array();
         }
     }
 
-    /** One bucket's merge: the sorted operations walked against the blocks that hold their keys. */
+    /**
+     * One bucket's merge: the sorted operations walked against the blocks that hold their keys.
+     * Operation r of the walk is the r-th smallest key ({@code sorted[r * words ...]}), which
+     * arrived as operation {@code order[r]}.
+     */
     private final class Merge {
-        final long[] keys;
+        final long[] sorted;
+        final int[] order;
         final byte[] ops;
         final byte uniformOp;
         final byte[] vals;
         final int[] voff;
         final boolean wantValues;
         final int n;
-        final int[] order;
-        final byte[] found;
+        final byte[] found; // by position in sorted order: written in order, put in arrival order at the end
         final byte[][] checked;
         long added;
 
-        Merge(long[] keys, byte[] ops, byte uniformOp, byte[] vals, int[] voff, boolean wantValues, int n,
-                int[] order) {
-            this.keys = keys;
+        Merge(KeyOrder.Sorted keys, byte[] ops, byte uniformOp, byte[] vals, int[] voff, boolean wantValues, int n) {
+            this.sorted = keys.keys;
+            this.order = keys.order;
             this.ops = ops;
             this.uniformOp = uniformOp;
             this.vals = vals;
             this.voff = voff;
             this.wantValues = wantValues;
             this.n = n;
-            this.order = order;
             this.found = new byte[n];
             this.checked = wantValues ? new byte[n][] : null;
         }
@@ -275,7 +364,8 @@ public final class DrumRepository {
                 skip.setPartial(0, 0, true);
                 int r = 0;
                 while (r < n) {
-                    byte[] first = keyBytes(keys, order[r] * words);
+                    long readStart = System.nanoTime();
+                    byte[] first = keyBytes(sorted, r * words);
                     // The block holding the key: the last block whose first key is <= it.
                     k.setData(first);
                     OperationStatus st = cursor.getSearchKeyRange(k, v, LockMode.RMW);
@@ -295,13 +385,20 @@ public final class DrumRepository {
                         next = cursor.getFirst(k, skip, LockMode.DEFAULT);
                     }
                     upper = next == OperationStatus.SUCCESS ? keyWords(k.getData(), k.getOffset()) : null;
+                    long mergeStart = System.nanoTime();
+                    timings[Timing.READ_NANOS.ordinal()] += mergeStart - readStart;
+                    timings[Timing.BLOCKS_READ.ordinal()] += block.count > 0 ? 1 : 0;
                     int end = r;
-                    while (end < n && (upper == null || compare(keys, order[end] * words, upper, 0) < 0)) {
+                    while (end < n && (upper == null || compare(sorted, end * words, upper, 0) < 0)) {
                         end++;
                     }
-                    Output out = new Output();
-                    if (mergeBlock(block, r, end, out)) {
+                    Output out = new Output(block.count + end - r);
+                    boolean changed = mergeBlock(block, r, end, out);
+                    long writeStart = System.nanoTime();
+                    timings[Timing.MERGE_NANOS.ordinal()] += writeStart - mergeStart;
+                    if (changed) {
                         out.write(txn);
+                        timings[Timing.WRITE_NANOS.ordinal()] += System.nanoTime() - writeStart;
                     }
                     r = end;
                 }
@@ -315,24 +412,24 @@ public final class DrumRepository {
             boolean changed = false;
             int b = 0;
             while (r < end) {
-                int i = order[r];
-                int at = i * words;
-                while (b < block.count && compare(block.keys, b * words, keys, at) < 0) {
-                    out.add(block.keys, b * words, block.value(b));
+                int at = r * words;
+                int below = b;
+                while (b < block.count && compare(block.keys, b * words, sorted, at) < 0) {
                     b++;
                 }
-                boolean exists = b < block.count && compare(block.keys, b * words, keys, at) == 0;
+                out.addRange(block, below, b);
+                boolean exists = b < block.count && compare(block.keys, b * words, sorted, at) == 0;
                 byte[] stored = exists ? block.value(b) : null;
                 boolean written = false;
                 // Every operation on this key, in arrival order (the sort is stable).
                 int run = r;
-                while (run < end && compare(keys, order[run] * words, keys, at) == 0) {
+                while (run < end && compare(sorted, run * words, sorted, at) == 0) {
                     int j = order[run];
                     byte op = op(j);
-                    found[j] = (byte) (exists ? 1 : 0);
+                    found[run] = (byte) (exists ? 1 : 0);
                     if (op == CHECK) {
                         if (exists && wantValues) {
-                            checked[j] = stored;
+                            checked[run] = stored;
                         }
                     } else {
                         if (!exists) {
@@ -345,35 +442,44 @@ public final class DrumRepository {
                     run++;
                 }
                 if (exists) {
-                    out.add(keys, at, stored);
-                    if (b < block.count && compare(block.keys, b * words, keys, at) == 0) {
+                    out.add(sorted, at, stored);
+                    if (b < block.count && compare(block.keys, b * words, sorted, at) == 0) {
                         b++;
                     }
                 }
                 changed |= written;
                 r = run;
             }
-            while (b < block.count) {
-                out.add(block.keys, b * words, block.value(b));
-                b++;
-            }
+            out.addRange(block, b, block.count);
             return changed;
         }
 
+        /** The outcomes in arrival order (one pass of independent writes, which the CPU overlaps). */
         Result result() {
+            byte[] arrival = new byte[n];
+            byte[][] checkedInArrival = wantValues ? new byte[n][] : null;
+            for (int r = 0; r < n; r++) {
+                arrival[order[r]] = found[r];
+                if (wantValues) {
+                    checkedInArrival[order[r]] = checked[r];
+                }
+            }
             Packed.Builder values = new Packed.Builder();
             if (wantValues) {
                 for (int i = 0; i < n; i++) {
-                    if (found[i] == 1 && op(i) == CHECK) {
-                        values.add(checked[i], 0, checked[i].length);
+                    if (arrival[i] == 1 && op(i) == CHECK) {
+                        values.add(checkedInArrival[i], 0, checkedInArrival[i].length);
                     }
                 }
             }
-            return new Result(found, values.build(), added);
+            return new Result(arrival, values.build(), added);
         }
     }
 
     private int compare(long[] a, int at, long[] b, int bt) {
+        if (words == 1) {
+            return Long.compareUnsigned(a[at], b[bt]);
+        }
         for (int w = 0; w < words; w++) {
             int c = Long.compareUnsigned(a[at + w], b[bt + w]);
             if (c != 0) {

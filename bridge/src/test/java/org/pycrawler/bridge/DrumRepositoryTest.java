@@ -103,4 +103,46 @@ public class DrumRepositoryTest {
         int[] order = KeyOrder.sort(keys, 1, keys.length);
         assertArrayEquals(new int[] {3, 0, 2, 5, 1, 4}, order);
     }
+
+    @Test
+    public void sortedKeysAreInUnsignedOrderAndEqualKeysKeepArrivalOrder() {
+        Random rnd = new Random(7);
+        for (int trial = 0; trial < 48; trial++) {
+            // past 32,768 one-word keys the sort splits on the top digit first
+            int n = trial < 32 ? rnd.nextInt(5000) : 30000 + rnd.nextInt(70000);
+            int words = trial < 32 ? 1 + trial % 2 : 1;
+            int kind = (trial / 2) % 4;
+            long top = rnd.nextLong() & 0xFC00000000000000L; // a DRUM bucket's shared top bits
+            long[] keys = new long[n * words];
+            for (int i = 0; i < keys.length; i++) {
+                long spread = rnd.nextInt(1 + trial * 50) * 0x9E3779B97F4A7C15L >>> 6;
+                // any bits; few distinct keys over all bits (repeats); few distinct small keys
+                keys[i] = top | (kind == 0 ? rnd.nextLong() >>> 6 : kind == 1 ? spread : rnd.nextInt(1 + trial * 50));
+            }
+            Integer[] expected = new Integer[n];
+            for (int i = 0; i < n; i++) {
+                expected[i] = i;
+            }
+            final int w = words;
+            java.util.Arrays.sort(expected, (a, b) -> {
+                for (int x = 0; x < w; x++) {
+                    int c = Long.compareUnsigned(keys[a * w + x], keys[b * w + x]);
+                    if (c != 0) {
+                        return c;
+                    }
+                }
+                return Integer.compare(a, b);
+            });
+            long[] before = keys.clone();
+            KeyOrder.Sorted sorted = KeyOrder.sorted(keys, words, n);
+            assertArrayEquals("the input is left as it was", before, keys);
+            for (int i = 0; i < n; i++) {
+                assertEquals("trial " + trial + " position " + i, (int) expected[i], sorted.order[i]);
+                for (int x = 0; x < words; x++) {
+                    assertEquals(keys[expected[i] * words + x], sorted.keys[i * words + x]);
+                }
+            }
+            assertArrayEquals(sorted.order, KeyOrder.sort(keys, words, n));
+        }
+    }
 }

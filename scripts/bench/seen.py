@@ -11,8 +11,10 @@ too slow for the whole stream run a prefix (``--exact-ops``, ``--set-ops``); the
 DRUM's throughput over the whole run with the exact set's over its (smaller, so kinder) prefix.
 DRUM's time includes the final ``synchronize()``: every operation merged and dispatched.
 
-Last line: ``drum_ops_per_s=... exact_ops_per_s=... bloom_ops_per_s=... set_ops_per_s=...
-ratio=... peak_rss_mb=...`` (peak_rss_mb: DRUM's process).
+After DRUM's line, a row per merge round: where the round's time went (see ``print_rounds``)
+as the repository grew. Last line: ``drum_ops_per_s=... exact_ops_per_s=... bloom_ops_per_s=...
+set_ops_per_s=... ratio=... peak_rss_mb=... drum_rounds=... drum_disk_bytes_per_key=...``
+(peak_rss_mb: DRUM's process; disk bytes: its JE log over the distinct keys).
 """
 
 from __future__ import annotations

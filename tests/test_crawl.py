@@ -3,7 +3,8 @@
 Every reachable page is fetched exactly once (counted by the server), its CrawlUrl record
 holds status, title, charset, layer and references, crawl.log has a line per attempt, WARC
 files read back; scope, max depth and max pages bound the crawl; robots.txt is obeyed; a
-crawl stopped with SIGINT resumes from its state folder without fetching anything twice.
+crawl stopped with SIGINT resumes from its state folder without fetching anything twice; a Bloom
+seen table is made for ``--bloom-capacity`` URLs and keeps that size when the crawl resumes.
 """
 
 from __future__ import annotations
@@ -156,3 +157,26 @@ def test_sigint_stops_gracefully_and_the_same_command_resumes(site, tmp_path):
     assert {path for path in counts if path.endswith(".html")} == reachable | {"d0/missing.html"}
     assert set(counts.values()) == {1}, {p: n for p, n in counts.items() if n != 1}
     assert len(fetched_records(state)) == len(reachable) + 1
+
+
+def test_a_bloom_filter_is_made_for_bloom_capacity_urls_and_keeps_its_size_on_resume(site, tmp_path):
+    from pycrawler.seen.bloom import BloomFilter
+
+    root, reachable = site
+    state = tmp_path / "state"
+    server = CountingServer(root)
+    with server as base:
+        first = run_crawl(base + "index.html", state, *FAST, "--seen", "bloom", "--bloom-capacity", "5000",
+                          "--max-pages", "40")
+        assert first.returncode == 0, first.stderr
+        # The filter holds the first run's URLs: a new size cannot apply to it.
+        resumed = run_crawl(base + "index.html", state, *FAST, "--bloom-capacity", "999")
+        assert resumed.returncode == 0, resumed.stderr
+    counts = server.page_counts()
+    assert {path for path in counts if path.endswith(".html")} == reachable | {"d0/missing.html"}
+    assert set(counts.values()) == {1}, {p: n for p, n in counts.items() if n != 1}
+    table = BloomFilter.open(state / "visited.bloom", read_only=True)
+    try:
+        assert table.capacity == 5000 and table.count >= len(reachable)
+    finally:
+        table.close()

@@ -72,6 +72,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     kept = " (kept by the state folder: a resume without it uses the folder's)"
     p.add_argument("--seen", choices=("exact", "bloom", "drum"),
                    help="URL-seen table: exact JE set (default), Bloom filter, DRUM" + kept)
+    p.add_argument("--bloom-capacity", type=_positive, default=CrawlConfig.bloom_capacity, metavar="N",
+                   help="URLs the Bloom filter of --seen bloom is sized for, at a 0.1%% false-positive rate "
+                        "(default 10,000,000); past N its rate climbs and new URLs are taken for seen. Used when "
+                        "the filter is made: a state's filter keeps its size")
     p.add_argument("--url-cache", metavar="POLICY:SIZE",
                    help="a URL cache in front of the seen table: clock (the default policy), lru or random, "
                         "with SIZE entries (e.g. clock:50000, 2^16, lru:64k); a hit answers 'seen' without the table")
@@ -113,7 +117,8 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
     return CrawlConfig(
         seeds=args.seeds, state=args.state, scope=args.scope, max_pages=args.max_pages, max_depth=args.max_depth,
         concurrency=args.concurrency, politeness=parse_delay(args.delay), seen=args.seen, url_cache=args.url_cache,
-        queue_policy=args.queue_policy, canon=args.canon, seen_key=args.seen_key, warc=args.warc, trace=args.trace,
+        bloom_capacity=args.bloom_capacity, queue_policy=args.queue_policy, canon=args.canon, seen_key=args.seen_key,
+        warc=args.warc, trace=args.trace,
         fsync=args.fsync, min_free_mb=args.min_free, obey_robots=not args.no_robots,
         contact_url=contact_for(args.seeds, args.contact), parse_workers=args.parse_workers, progress=args.progress,
         serve=args.serve_port if args.serve else None, stats=args.stats)

@@ -161,6 +161,7 @@ def test_sigint_stops_gracefully_and_the_same_command_resumes(site, tmp_path):
 
 def test_a_bloom_filter_is_made_for_bloom_capacity_urls_and_keeps_its_size_on_resume(site, tmp_path):
     from pycrawler.seen.bloom import BloomFilter
+    from pycrawler.seen.tables import SEEN_TABLE_PATHS
 
     root, reachable = site
     state = tmp_path / "state"
@@ -175,7 +176,7 @@ def test_a_bloom_filter_is_made_for_bloom_capacity_urls_and_keeps_its_size_on_re
     counts = server.page_counts()
     assert {path for path in counts if path.endswith(".html")} == reachable | {"d0/missing.html"}
     assert set(counts.values()) == {1}, {p: n for p, n in counts.items() if n != 1}
-    table = BloomFilter.open(state / "visited.bloom", read_only=True)
+    table = BloomFilter.open(state / SEEN_TABLE_PATHS["bloom"], read_only=True)
     try:
         assert table.capacity == 5000 and table.count >= len(reachable)
     finally:

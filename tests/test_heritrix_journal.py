@@ -37,6 +37,10 @@ def write(path: Path, data: bytes) -> Path:
     return path
 
 
+def urls(journal) -> list[str]:
+    return [pending.url for pending in journal.pending]
+
+
 def pycrawler(*args) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pycrawler", *map(str, args)], capture_output=True, text=True,
                           encoding="utf-8", timeout=300)
@@ -77,12 +81,38 @@ def test_a_url_is_pending_from_its_add_until_a_finish_in_add_order(tmp_path):
         "T 2020-11-22T10:00:00.000Z\n", "E 2020-11-22T10:00:00.000Z trouble\n", "\n",
         "F+\n", "F+ not-a-url L\n", "\x00\x07\x1bjunk\n"))
     journal = replay([log])
-    assert [(p.url, p.hops, p.via) for p in journal.pending.values()] == [
+    assert [(p.url, p.hops, p.via) for p in journal.pending] == [
         ("http://a.example/2", "L", "http://a.example/"), ("http://a.example/3", "", None),
         ("http://a.example/1", "LL", "http://a.example/3")]
     assert journal.events == {ADDED: 7, SUCCESS: 1, FAILURE: 1, DISREGARDED: 1, RESCHEDULED: 1, EMITTED: 1,
                               INCLUDED: 1}
     assert (journal.skipped, journal.lines, journal.cut) == (3, 19, [])
+
+
+def test_a_replay_too_big_for_memory_spills_and_leaves_what_the_rules_leave(tmp_path):
+    """The events go to partition files past the memory bound; the pending URLs must be the
+    ones a plain reading of the rules gives (queued from an F+ until a finish; a second F+
+    while queued keeps the first one's place; an F+ after a finish queues it again)."""
+    import random
+
+    rng = random.Random(2026)
+    lines, expected = [], {}
+    for _ in range(20000):
+        url = f"http://h{rng.randrange(7)}.example/{rng.randrange(3000)}"
+        tag = rng.choice([ADDED, ADDED, SUCCESS, FAILURE, DISREGARDED, EMITTED, RESCHEDULED])
+        hops = rng.choice(["", "L", "LX"])
+        lines.append(journal_line(tag, url, hops, "http://via.example/" if hops else None))
+        if tag == ADDED:
+            expected.setdefault(url, (url, hops, "http://via.example/" if hops else None))
+        elif tag in (SUCCESS, FAILURE, DISREGARDED):
+            expected.pop(url, None)
+    log = write(tmp_path / "frontier.recover.gz", gz(*lines))
+    in_memory, spilled = replay([log]), replay([log], memory_events=64)
+    assert [(p.url, p.hops, p.via) for p in spilled.pending] == list(expected.values())
+    assert [(p.url, p.hops, p.via) for p in in_memory.pending] == list(expected.values())
+    assert spilled.events == in_memory.events and len(spilled.pending) == len(expected) > 500
+    assert [p.url for p in spilled.pending.read([5, 0, 5])] == [list(expected)[5], list(expected)[0],
+                                                                list(expected)[5]]
 
 
 def test_a_logs_folder_is_read_oldest_part_first_and_a_checkpoint_reads_up_to_its_rotation(tmp_path):
@@ -96,9 +126,9 @@ def test_a_logs_folder_is_read_oldest_part_first_and_a_checkpoint_reads_up_to_it
     assert [f.name for f in files] == ["frontier.recover.gz.cp00001-20201122100000",
                                        "frontier.recover.gz.cp00002-20201122110000", "frontier.recover.gz"]
     assert [f.name for f in ignored] == ["frontier.recover.gz.20201122093000"]
-    assert list(replay_path(logs).pending) == ["http://a.example/2"]
+    assert urls(replay_path(logs)) == ["http://a.example/2"]
     at_first = replay_path(logs, checkpoint="cp00001-20201122100000")
-    assert list(at_first.pending) == ["http://a.example/1"]
+    assert urls(at_first) == ["http://a.example/1"]
     assert sorted(p.name for p in at_first.ignored) == [
         "frontier.recover.gz", "frontier.recover.gz.20201122093000", "frontier.recover.gz.cp00002-20201122110000"]
 
@@ -110,7 +140,7 @@ def test_a_gzip_cut_short_keeps_every_whole_line_before_the_cut_and_says_so(tmp_
     # Several members, as forgetAllButLatest concatenates parts; the last one cut mid-way.
     log = write(tmp_path / "frontier.recover.gz", gz("F+ http://a.example/0 L x\n") + head + tail[:len(tail) // 2])
     journal = replay_path(log)
-    assert list(journal.pending)[:3] == ["http://a.example/0", "http://a.example/1", "http://a.example/2"]
+    assert urls(journal)[:3] == ["http://a.example/0", "http://a.example/1", "http://a.example/2"]
     (cut,) = journal.cut
     assert "gzip cut short" in cut.cut and "incomplete" in cut.cut
     assert journal.skipped == 0
@@ -121,7 +151,7 @@ def test_a_gzip_cut_short_keeps_every_whole_line_before_the_cut_and_says_so(tmp_
 def test_an_overlong_line_and_a_gzip_bomb_are_read_in_bounded_pieces(tmp_path):
     bomb = b"F+ http://a.example/1 L x\n" + b"x" * (64 << 20) + b"\nF+ http://a.example/2 L x\n"
     journal = replay_path(write(tmp_path / "frontier.recover.gz", gzip.compress(bomb, compresslevel=9, mtime=0)))
-    assert list(journal.pending) == ["http://a.example/1", "http://a.example/2"]
+    assert urls(journal) == ["http://a.example/1", "http://a.example/2"]
     assert (journal.skipped, journal.lines) == (1, 3)
 
 
@@ -137,7 +167,7 @@ def test_what_is_not_a_journal_is_bad_input(tmp_path):
         replay_path(tmp_path / "logs")
     # A journal Heritrix did not gzip (its import reads plain text too) is read as text.
     plain = write(tmp_path / "recover.txt", b"F+ http://a.example/ L x\n")
-    assert list(replay_path(plain).pending) == ["http://a.example/"]
+    assert urls(replay_path(plain)) == ["http://a.example/"]
 
 
 def test_write_journal_gzips_lines_heritrix_reads_back(tmp_path):

@@ -168,6 +168,7 @@ def run_export(args: argparse.Namespace) -> int:
         raise BadInput("--recover-log gives the pending URLs: add --pending FILE")
     with _open(args) as state:
         if args.pending:
+            recovered = None
             if args.recover_log:
                 from ..heritrix.recovered import recover_from_log
 
@@ -182,11 +183,15 @@ def run_export(args: argparse.Namespace) -> int:
                           "value_hex", file=sys.stderr)
                 rows = pending_urls(state, decode_many)
             count = 0
-            with _output(args.pending) as out, meter("pending", unit="URLs", enabled=args.progress) as bar:
-                for row in rows:
-                    out.write(json_line(row))
-                    count += 1
-                    bar.update()
+            try:
+                with _output(args.pending) as out, meter("pending", unit="URLs", enabled=args.progress) as bar:
+                    for row in rows:
+                        out.write(json_line(row))
+                        count += 1
+                        bar.update()
+            finally:
+                if recovered is not None:
+                    recovered.close()
             print(f"pending: {count} URLs -> {args.pending}", file=sys.stderr)
         if args.seen:
             count = _write_binary(args.seen, lambda out: write_seen(state, out, args.seen_format,

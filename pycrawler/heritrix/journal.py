@@ -50,13 +50,18 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import re
+import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
+from hashlib import md5
 from pathlib import Path
 from typing import BinaryIO
 
+import numpy as np
+
 from ..errors import BadInput
 from ..progress import meter
+from ..spill import SpillFile
 
 RECOVER_LOG = "frontier.recover.gz"
 H1_RECOVER_LOG = "recover.gz"   # Heritrix 1.14's name for the same journal
@@ -96,7 +101,7 @@ class JournalFile:
 class Replay:
     """A replayed journal: the URLs it leaves pending (in ``F+`` order) and its counts."""
 
-    pending: dict[str, Pending]
+    pending: PendingURLs             # in F+ order, on disk
     files: list[JournalFile]
     events: dict[str, int]           # lines per tag
     skipped: int                     # lines that are no journal event (garbage, a URL that is none)
@@ -115,6 +120,10 @@ class Replay:
         return {"files": [str(f.path) for f in self.files], "lines": self.lines, "events": self.events,
                 "skipped_lines": self.skipped, "cut_short": {str(f.path): f.cut for f in self.cut},
                 "ignored_files": [str(p) for p in self.ignored], "pending": len(self.pending)}
+
+    def close(self) -> None:
+        """Free the pending URLs' spill file."""
+        self.pending.close()
 
 
 # -- finding the files ------------------------------------------------------------------------------
@@ -225,52 +234,207 @@ def _split_lines(chunks: Iterable[bytes], report: JournalFile) -> Iterator[list[
 
 
 # -- replaying ----------------------------------------------------------------------------------------
+#
+# A journal of a 100M-URL crawl has some 200M event lines and leaves millions of URLs pending:
+# more than a dict of URLs holds in a few GiB. So a replay takes two passes and keeps neither
+# the URLs nor the events in memory:
+#
+# 1. every F+ and finishing line becomes a 24-byte event (the URL's MD5, its line number, and
+#    whether it finishes); events gather in memory up to a bound, then spread over partition
+#    files by the MD5's first bits, so that all events of one URL land in one partition;
+# 2. partition by partition, the events are sorted by URL and line: a URL is pending when an
+#    F+ follows its last finish, at the line of the first such F+;
+# 3. a second read of the files takes those lines' fields into a spill file, in line order,
+#    which is F+ order.
+#
+# 128 bits of MD5 make two URLs' events mix with odds of about 1 in 10^22 at a billion URLs.
 
 _URL = re.compile(rb"[A-Za-z][A-Za-z0-9+.\-]*:\S")
 _TAGS = {tag.encode(): tag for tag in EVENTS}
 _ADDED, _FINISHED, _NOTES = ADDED.encode(), {tag.encode() for tag in FINISHED}, {tag.encode() for tag in NOTES}
+EVENT = np.dtype([("hi", "<u8"), ("lo", "<u8"), ("at", "<u8")])   # MD5 halves; line * 2 + finishes
+PARTITION_BITS = 6
+MEMORY_EVENTS = 1 << 22   # events held before they go to partition files (96 MiB)
 
 
-def replay(files: Iterable[Path], ignored: Iterable[Path] = (), *, progress: bool | None = False) -> Replay:
+class PendingURLs:
+    """The URLs a replay leaves pending, in the order of the F+ lines that queued them: a
+    sized, re-iterable sequence kept in a :class:`~pycrawler.spill.SpillFile`, read back in
+    order (iteration, :meth:`batches`) or by number (:meth:`read`)."""
+
+    def __init__(self, spill: SpillFile):
+        self._spill = spill
+
+    def __len__(self) -> int:
+        return len(self._spill)
+
+    def __iter__(self) -> Iterator[Pending]:
+        for batch in self.batches():
+            yield from batch
+
+    def batches(self, size: int = 65536) -> Iterator[list[Pending]]:
+        for records in self._spill.batches(size):
+            yield [_pending(record.split(b" ")) for record in records]
+
+    def read(self, numbers) -> list[Pending]:
+        """The pending URLs with these numbers (0 = the first F+), in the order asked."""
+        return [_pending(record.split(b" ")) for record in self._spill.read(numbers)]
+
+    def close(self) -> None:
+        self._spill.close()
+
+
+def replay(files: Iterable[Path], ignored: Iterable[Path] = (), *, progress: bool | None = False,
+           memory_events: int = MEMORY_EVENTS) -> Replay:
     """Replay journal files, in the order given (see the module docstring); ``progress``: count
-    the lines live on stderr (None: when it is a terminal).
-
-    Lines stay bytes until the end, where only the pending URLs are decoded (UTF-8, as
-    Heritrix writes them): most of a journal is URLs that finished."""
-    pending: dict[bytes, list[bytes]] = {}
+    the lines live on stderr (None: when it is a terminal). ``memory_events``: events kept in
+    memory before they spill to partition files in ``TMPDIR`` (24 bytes each there)."""
+    files = [Path(path) for path in files]
     events = dict.fromkeys(_TAGS, 0)
     reports, skipped = [], 0
-    with meter("journal", unit="lines", enabled=progress) as bar:
+    with _Events(memory_events) as found, meter("journal", unit="lines", enabled=progress) as bar:
+        line = 0
         for path in files:
-            report = JournalFile(Path(path))
+            report = JournalFile(path)
             reports.append(report)
-            for lines in read_line_batches(report.path, report):
-                skipped += _replay_lines(lines, events, pending)
+            for lines in read_line_batches(path, report):
+                skipped += _replay_lines(lines, line, events, found)
+                line += len(lines)
                 bar.update(len(lines))
-    urls = (_pending(fields) for fields in pending.values())
-    return Replay({url.url: url for url in urls}, reports, {_TAGS[tag]: n for tag, n in events.items()}, skipped,
+        wanted = found.pending_lines()
+    spill = SpillFile()
+    try:
+        _take_lines(reports, wanted, spill)
+    except BaseException:
+        spill.close()
+        raise
+    return Replay(PendingURLs(spill), reports, {_TAGS[tag]: n for tag, n in events.items()}, skipped,
                   list(ignored))
 
 
-def _replay_lines(lines: list[bytes], events: dict[bytes, int], pending: dict[bytes, list[bytes]]) -> int:
-    """Count each line's event and keep ``pending`` up to date; returns the lines skipped."""
+def _replay_lines(lines: list[bytes], first: int, events: dict[bytes, int], found: "_Events") -> int:
+    """Count each line's event and note the adds and finishes (``first``: the number of the
+    first line); returns the lines skipped."""
     skipped = 0
-    for line in lines:
+    digests, at = [], []
+    for number, line in enumerate(lines, first):
         tag, _, rest = line.partition(b" ")
         if tag not in events:
             skipped += tag not in _NOTES and bool(line.strip())
             continue
-        fields = rest.split()
+        fields = rest.split(None, 1)
         if not fields or not _URL.match(fields[0]):
             skipped += 1
             continue
         events[tag] += 1
         if tag == _ADDED:
-            # Queued again without finishing (Heritrix relocated it): its place stays.
-            pending.setdefault(fields[0], fields)
+            digests.append(md5(fields[0]).digest())
+            at.append(number * 2)
         elif tag in _FINISHED:
-            pending.pop(fields[0], None)
+            digests.append(md5(fields[0]).digest())
+            at.append(number * 2 + 1)
+    found.add(digests, at)
     return skipped
+
+
+class _Events:
+    """The adds and finishes of a journal, in memory up to a bound, then in partition files."""
+
+    def __init__(self, memory_events: int):
+        self._limit = memory_events
+        self._held: list[np.ndarray] = []
+        self._count = 0
+        self._parts: list | None = None
+
+    def add(self, digests: list[bytes], at: list[int]) -> None:
+        if not at:
+            return
+        halves = np.frombuffer(b"".join(digests), dtype="<u8").reshape(-1, 2)
+        batch = np.empty(len(at), EVENT)
+        batch["hi"], batch["lo"], batch["at"] = halves[:, 0], halves[:, 1], at
+        self._held.append(batch)
+        self._count += len(batch)
+        if self._count >= self._limit:
+            self._spill()
+
+    def _spill(self) -> None:
+        if self._parts is None:
+            self._parts = [tempfile.TemporaryFile(prefix="pycrawler-journal-") for _ in range(1 << PARTITION_BITS)]
+        held = np.concatenate(self._held)
+        self._held, self._count = [], 0
+        part = held["hi"] >> np.uint64(64 - PARTITION_BITS)
+        order = np.argsort(part, kind="stable")
+        held, bounds = held[order], np.searchsorted(part[order], np.arange((1 << PARTITION_BITS) + 1))
+        for number, out in enumerate(self._parts):
+            held[bounds[number]:bounds[number + 1]].tofile(out)
+
+    def pending_lines(self) -> np.ndarray:
+        """The line numbers of the F+ lines that leave a URL pending, ascending."""
+        if self._parts is None:
+            found = [_pending_adds(np.concatenate(self._held))] if self._held else []
+        else:
+            if self._held:
+                self._spill()
+            found = []
+            for part in self._parts:
+                part.seek(0)
+                found.append(_pending_adds(np.fromfile(part, dtype=EVENT)))
+        return np.sort(np.concatenate(found)) if found else np.empty(0, np.uint64)
+
+    def __enter__(self) -> "_Events":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for part in self._parts or ():
+            part.close()
+
+
+def _pending_adds(events: np.ndarray) -> np.ndarray:
+    """The line of the F+ that leaves each URL pending: the first F+ after its last finish."""
+    if not len(events):
+        return np.empty(0, np.uint64)
+    events = events[np.lexsort((events["at"], events["lo"], events["hi"]))]
+    url = np.cumsum(np.r_[True, (events["hi"][1:] != events["hi"][:-1]) | (events["lo"][1:] != events["lo"][:-1])]) - 1
+    finishes = (events["at"] & np.uint64(1)).astype(bool)
+    starts = np.flatnonzero(np.r_[True, url[1:] != url[:-1]])
+    # Events are in line order within a URL: a row is after the last finish when no finish
+    # lies at or after it, i.e. its URL's count of finishes so far equals the URL's total.
+    seen_finishes = np.cumsum(finishes)
+    before_url = np.r_[0, seen_finishes][starts]
+    total = np.add.reduceat(finishes.astype(np.int64), starts)
+    after_last_finish = (seen_finishes - before_url[url]) == total[url]
+    adds = np.flatnonzero(after_last_finish & ~finishes)
+    first_of_url = adds[np.r_[True, url[adds][1:] != url[adds][:-1]]] if len(adds) else adds
+    return events["at"][first_of_url] >> np.uint64(1)
+
+
+def _take_lines(reports: list[JournalFile], wanted: np.ndarray, spill: SpillFile) -> None:
+    """Read the files again and spill the URL, hop path and via of each wanted line (F+ lines,
+    ascending). Only as many lines of each file are read as the first pass read, so a journal
+    that grew in between (a crawl still writing it) gives the same lines."""
+    line, taken = 0, 0
+    for report in reports:
+        if taken == len(wanted):
+            return
+        again, end = JournalFile(report.path), line + report.lines
+        for lines in read_line_batches(report.path, again):
+            lines = lines[:end - line]
+            stop = int(np.searchsorted(wanted, line + len(lines)))
+            records = []
+            for number in wanted[taken:stop].tolist():
+                tag, _, rest = lines[number - line].partition(b" ")
+                if tag != _ADDED:
+                    raise BadInput(f"recover log {report.path} changed while it was read: line {number - line + 1} "
+                                   "is no longer the F+ line it was")
+                records.append(b" ".join(rest.split()[:3]))
+            spill.extend(records)
+            taken, line = stop, line + len(lines)
+            if line >= end:
+                break
+        line = end
+    if taken < len(wanted):
+        raise BadInput(f"recover log {reports[-1].path} changed while it was read: it ends before line "
+                       f"{int(wanted[taken]) + 1} of the journal")
 
 
 def _pending(fields: list[bytes]) -> Pending:

@@ -93,16 +93,19 @@ def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", 
 
         journal, recovered = recover_from_log(state, recover_log, progress=progress)
         journal_summary = {**journal.summary(), **recovered.summary()}
-        del journal   # its URLs live on in ``recovered``
         detected = recovered.policy
     else:
         detected = detect_queue_policy(heritrix_class_keys(state))
     policy = get_assignment(queue_policy or detected)
-    frontier, seen = build_state(
-        into, assignment=policy, seen_key=SEEN_KEY, seen_table=seen_table,
-        restore=lambda target, advance: _import_pending(state, target, batch, recovered, advance),
-        seen_batches=lambda _: state.seen_keys(), seen_total=state.seen_count,
-        bloom_fpr=bloom_fpr, bloom_capacity=bloom_capacity, progress=progress)
+    try:
+        frontier, seen = build_state(
+            into, assignment=policy, seen_key=SEEN_KEY, seen_table=seen_table,
+            restore=lambda target, advance: _import_pending(state, target, batch, recovered, advance),
+            seen_batches=lambda _: state.seen_keys(), seen_total=state.seen_count,
+            bloom_fpr=bloom_fpr, bloom_capacity=bloom_capacity, progress=progress)
+    finally:
+        if recovered is not None:
+            recovered.close()   # the journal's pending URLs, spilled to TMPDIR
     settings = {"seen": seen_table, "queue_policy": policy.name, "canon": "heritrix", "seen_key": SEEN_KEY}
     manifest = {
         "source": state.source,

@@ -35,12 +35,15 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from array import array
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from ..errors import BadInput
-from .journal import Pending, Replay, replay_path
-from .pending import PendingKey, is_cap_key, parse_key
+from .journal import Pending, PendingURLs, Replay, replay_path
+from .pending import is_cap_key, parse_key
 from .state import PENDING, HeritrixState
 
 PARALLEL_SUFFIX = re.compile(r"\+\d+$")
@@ -63,27 +66,100 @@ class Mismatch:
         return f"queue {self.queue}: {self.keys} pending keys, {self.journal} journal URLs, not paired: {urls}; {keys}"
 
 
+class QueueNames:
+    """Queue names numbered in the order first met, so that millions of URLs and keys carry a
+    4-byte number rather than a string each."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self._ids: dict[str, int] = {}
+
+    def id(self, name: str) -> int:
+        found = self._ids.get(name)
+        if found is None:
+            found = self._ids[name] = len(self.names)
+            self.names.append(name)
+        return found
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+@dataclasses.dataclass
+class PendingKeys:
+    """The pending keys of a state (caps left out) in key order, as arrays: the queue each key
+    names, the queue it is matched under (:func:`matching_queue`), directive, precedence and
+    ordinal."""
+
+    queue: np.ndarray        # ids in ``names``
+    matched: np.ndarray      # ids in the matching queues' ``QueueNames``
+    directive: np.ndarray
+    precedence: np.ndarray
+    ordinal: np.ndarray
+    names: QueueNames
+
+    @classmethod
+    def read(cls, state: HeritrixState, matching: QueueNames) -> "PendingKeys":
+        names, matched_of = QueueNames(), array("I")   # matched_of: a queue's matching-queue id
+        columns = queue, matched, directive, precedence, ordinal = (array("I"), array("I"), array("B"), array("B"),
+                                                                    array("Q"))
+        for key, _ in state.pending_records(keys_only=True, page_records=65536):
+            if is_cap_key(key):
+                continue
+            fields = parse_key(key)
+            name = names.id(fields.queue)
+            if name == len(matched_of):
+                matched_of.append(matching.id(matching_queue(fields.queue)))
+            queue.append(name)
+            matched.append(matched_of[name])
+            directive.append(fields.directive)
+            precedence.append(fields.precedence)
+            ordinal.append(fields.ordinal)
+        return cls(*(np.frombuffer(column, dtype=column.typecode) for column in columns), names=names)
+
+    def __len__(self) -> int:
+        return len(self.ordinal)
+
+
 @dataclasses.dataclass
 class Recovered:
-    """The pending URLs of a state and its journal, as :func:`recover_pending` pairs them."""
+    """The pending URLs of a state and its journal, as :func:`recover_pending` pairs them:
+    arrays over the keys and the journal's pending URLs (which stay on disk), never a list of
+    either."""
 
-    placed: list[tuple[PendingKey, Pending]]    # in queue order (the order of the keys)
-    unplaced: list[tuple[str, Pending]]         # (queue, URL) of mismatched queues, journal order
+    journal: PendingURLs          # the journal's pending URLs, numbered in F+ order
+    keys: PendingKeys
+    url_of_key: np.ndarray        # per key: the number of its journal URL, -1 for none (a mismatch)
+    unplaced: np.ndarray          # numbers of the URLs of mismatched queues, in journal order
+    unplaced_queue: np.ndarray    # their matching queues (ids in ``queues``)
+    queues: QueueNames            # the matching queues
     mismatches: list[Mismatch]
     policy: str
 
-    def rows(self) -> Iterator[dict[str, Any]]:
+    def rows(self, batch: int = 65536) -> Iterator[dict[str, Any]]:
         """One export record per URL: the placed ones in queue order, then the others."""
-        for key, url in self.placed:
-            yield {"queue": key.queue, "directive": key.directive, "precedence": key.precedence,
-                   "ordinal": key.ordinal, **_url_fields(url), "placed": True}
-        for queue, url in self.unplaced:
-            yield {"queue": queue, "directive": None, "precedence": None, "ordinal": None, **_url_fields(url),
-                   "placed": False}
+        keys, names = self.keys, self.keys.names.names
+        placed = np.flatnonzero(self.url_of_key >= 0)
+        for first in range(0, len(placed), batch):
+            at = placed[first:first + batch]
+            columns = zip(keys.queue[at].tolist(), keys.directive[at].tolist(), keys.precedence[at].tolist(),
+                          keys.ordinal[at].tolist(), self.journal.read(self.url_of_key[at]))
+            for queue, directive, precedence, ordinal, url in columns:
+                yield {"queue": names[queue], "directive": directive, "precedence": precedence, "ordinal": ordinal,
+                       **_url_fields(url), "placed": True}
+        for first in range(0, len(self.unplaced), batch):
+            urls = self.journal.read(self.unplaced[first:first + batch])
+            for queue, url in zip(self.unplaced_queue[first:first + batch].tolist(), urls):
+                yield {"queue": self.queues.names[queue], "directive": None, "precedence": None, "ordinal": None,
+                       **_url_fields(url), "placed": False}
 
     def summary(self) -> dict[str, Any]:
-        return {"placed": len(self.placed), "unplaced": len(self.unplaced), "policy": self.policy,
-                "mismatched_queues": [dataclasses.asdict(m) for m in self.mismatches]}
+        return {"placed": int(np.count_nonzero(self.url_of_key >= 0)), "unplaced": len(self.unplaced),
+                "policy": self.policy, "mismatched_queues": [dataclasses.asdict(m) for m in self.mismatches]}
+
+    def close(self) -> None:
+        """Free the journal's spill file."""
+        self.journal.close()
 
 
 def _url_fields(url: Pending) -> dict[str, Any]:
@@ -109,49 +185,39 @@ def heritrix_queues(urls: list[Pending], policy) -> list[str]:
     return keys
 
 
-def pending_keys_by_queue(state: HeritrixState) -> dict[str, list[PendingKey]]:
-    """The state's pending keys (caps left out), grouped by :func:`matching_queue`, each group
-    in ordinal order; the groups in key order."""
-    queues: dict[str, list[PendingKey]] = {}
-    names: dict[str, str] = {}   # one string per queue name, not one per key
-    for key, _ in state.pending_records(keys_only=True, page_records=65536):
-        if not is_cap_key(key):
-            fields = parse_key(key)
-            fields = dataclasses.replace(fields, queue=names.setdefault(fields.queue, fields.queue))
-            queues.setdefault(matching_queue(fields.queue), []).append(fields)
-    for keys in queues.values():
-        keys.sort(key=lambda k: k.ordinal)
-    return queues
-
-
 def recover_pending(state: HeritrixState, journal: Replay) -> Recovered:
-    """Pair ``journal``'s pending URLs with ``state``'s pending keys (module docstring)."""
+    """Pair ``journal``'s pending URLs with ``state``'s pending keys (module docstring).
+
+    Both sides become arrays of matching-queue numbers; sorted by queue (keys by ordinal
+    within it, URLs in journal order) over the queues whose counts agree, the two line up
+    one to one."""
     from ..frontier.assignment import get_assignment
     from .migrate import detect_queue_policy
 
-    keys_by_queue = pending_keys_by_queue(state)
-    policy_name = detect_queue_policy(list(keys_by_queue))
-    urls = list(journal.pending.values())
-    by_queue: dict[str, list[Pending]] = {}
-    for url, queue in zip(urls, heritrix_queues(urls, get_assignment(policy_name))):
-        by_queue.setdefault(matching_queue(queue), []).append(url)
-    placed: list[tuple[PendingKey, Pending]] = []
-    unplaced: list[tuple[str, Pending]] = []
-    mismatches: list[Mismatch] = []
-    for queue in [*keys_by_queue, *(q for q in by_queue if q not in keys_by_queue)]:
-        keys, queued = keys_by_queue.get(queue, []), by_queue.get(queue, [])
-        if len(keys) == len(queued):
-            placed.extend(zip(keys, queued))
-        else:
-            mismatches.append(Mismatch(queue, len(keys), len(queued)))
-            unplaced.extend((queue, url) for url in queued)
-    placed.sort(key=lambda pair: _key_order(pair[0]))
-    return Recovered(placed, unplaced, mismatches, policy_name)
-
-
-def _key_order(key: PendingKey) -> tuple:
-    """The order of ``pending``'s keys: queue bytes, directive, precedence, ordinal."""
-    return key.queue.encode("utf-8"), key.directive, key.precedence, key.ordinal
+    queues = QueueNames()
+    keys = PendingKeys.read(state, queues)
+    policy_name = detect_queue_policy(list(queues.names))
+    policy = get_assignment(policy_name)
+    url_queue, matched_ids = array("I"), {}
+    for batch in journal.pending.batches():
+        for queue in heritrix_queues(batch, policy):
+            found = matched_ids.get(queue)
+            if found is None:
+                found = matched_ids[queue] = queues.id(matching_queue(queue))
+            url_queue.append(found)
+    url_queue = np.frombuffer(url_queue, dtype=np.uint32)
+    key_counts = np.bincount(keys.matched, minlength=len(queues))
+    url_counts = np.bincount(url_queue, minlength=len(queues))
+    agree = key_counts == url_counts
+    paired_keys = np.flatnonzero(agree[keys.matched])
+    paired_keys = paired_keys[np.lexsort((keys.ordinal[paired_keys], keys.matched[paired_keys]))]
+    paired_urls = np.flatnonzero(agree[url_queue])
+    paired_urls = paired_urls[np.argsort(url_queue[paired_urls], kind="stable")]
+    url_of_key = np.full(len(keys), -1, dtype=np.int64)
+    url_of_key[paired_keys] = paired_urls
+    unplaced = np.flatnonzero(~agree[url_queue])
+    mismatches = [Mismatch(queues.names[q], int(key_counts[q]), int(url_counts[q])) for q in np.flatnonzero(~agree)]
+    return Recovered(journal.pending, keys, url_of_key, unplaced, url_queue[unplaced], queues, mismatches, policy_name)
 
 
 def recover_from_log(state: HeritrixState, path, *, progress: bool | None = False) -> tuple[Replay, Recovered]:

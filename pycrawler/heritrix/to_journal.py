@@ -28,13 +28,17 @@ crawl had is missing; one fetched in between is written twice, ``Fs`` and ``F+``
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
 
+import numpy as np
+
 from ..errors import BadInput
 from .. import store
+from ..spill import SpillFile
 from ..store import Environment, gateway_address, logfile
 from .journal import ADDED, FAILURE, SUCCESS, journal_line, write_journal
 
@@ -58,23 +62,26 @@ def crawl_journal_lines(env: Environment, counts: dict[str, int]) -> Iterator[st
         raise BadInput(f"{env.path} is not a pycrawler crawl state: its {PENDING} database is no work-queue "
                        f"frontier's (it has no {META}); a Heritrix crawl state is read with pycrawler heritrix export")
     counts.update(dict.fromkeys((SUCCESS, FAILURE, ADDED), 0))
-    queued = []   # (ordinal, value) of every pending URL; caps have empty values
-    if PENDING in names:
-        for key, value in env.open_database(PENDING, read_only=True).items(page_records=PAGE):
-            if value:
-                queued.append((decode_key(key)[3], value))
-        queued.sort(key=lambda pair: pair[0])
-    if FETCHED in names:
-        values = env.open_database(FETCHED, read_only=True).values(page_records=PAGE)
-        while page := list(islice(values, PAGE)):
-            for record in decode_many(page):
-                tag = SUCCESS if record.status_code > 0 else FAILURE
-                counts[tag] += 1
-                yield journal_line(tag, record.ori_url, *discovery(record))
-    for start in range(0, len(queued), PAGE):
-        for record in decode_many([value for _, value in queued[start:start + PAGE]]):
-            counts[ADDED] += 1
-            yield journal_line(ADDED, record.ori_url, *discovery(record))
+    with SpillFile() as queued:   # the pending values, in key order; ordinals in memory (8 bytes each)
+        ordinals = array("Q")
+        if PENDING in names:
+            items = env.open_database(PENDING, read_only=True).items(page_records=PAGE)
+            while page := list(islice(items, PAGE)):
+                urls = [(key, value) for key, value in page if value]   # a queue's cap has no value
+                ordinals.extend(decode_key(key)[3] for key, _ in urls)
+                queued.extend([value for _, value in urls])
+        if FETCHED in names:
+            values = env.open_database(FETCHED, read_only=True).values(page_records=PAGE)
+            while page := list(islice(values, PAGE)):
+                for record in decode_many(page):
+                    tag = SUCCESS if record.status_code > 0 else FAILURE
+                    counts[tag] += 1
+                    yield journal_line(tag, record.ori_url, *discovery(record))
+        by_ordinal = np.argsort(np.frombuffer(ordinals, dtype=np.uint64), kind="stable")
+        for start in range(0, len(by_ordinal), PAGE):
+            for record in decode_many(queued.read(by_ordinal[start:start + PAGE])):
+                counts[ADDED] += 1
+                yield journal_line(ADDED, record.ori_url, *discovery(record))
 
 
 def write_crawl_journal(state: str | Path, out: BinaryIO) -> dict[str, int]:

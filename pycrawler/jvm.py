@@ -90,10 +90,15 @@ def py4j_jar() -> list[Path]:
     return [Path(jar)] if jar else []
 
 
-CRAWL_JVM = {"PYCRAWLER_HEAP": "128m",
-             "PYCRAWLER_JVM_OPTS": "-XX:+UseSerialGC -Xmn16m -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=24m"}
+def crawl_jvm(je_cache_mb: int = 64) -> dict[str, str]:
+    """:data:`CRAWL_JVM` for a JE cache of ``je_cache_mb`` MiB (a heap of twice the cache)."""
+    return {"PYCRAWLER_HEAP": f"{2 * je_cache_mb}m",
+            "PYCRAWLER_JVM_OPTS": "-XX:+UseSerialGC -Xmn16m -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=24m"}
+
+
+CRAWL_JVM = crawl_jvm()
 """The JVM of a crawling process (``pycrawler crawl``, the Scrapy scheduler), unless the
-environment says otherwise. JE's cache is 64 MB here and the
+environment says otherwise. JE's cache is 64 MB by default and the
 batches are short-lived, so: a heap of twice the cache; a 16 MB young generation (the JVM
 would size it to a third of the heap, and every page of it is touched between two minor
 collections, which the batches' little surviving data keeps cheap); the serial collector (no

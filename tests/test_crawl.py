@@ -159,6 +159,21 @@ def test_sigint_stops_gracefully_and_the_same_command_resumes(site, tmp_path):
     assert len(fetched_records(state)) == len(reachable) + 1
 
 
+def test_je_cache_mb_sizes_the_states_je_cache(site, tmp_path):
+    import json
+
+    root, reachable = site
+    sizes = {}
+    with CountingServer(root) as base:
+        for cache_mb in (None, 96):
+            stats = tmp_path / f"stats-{cache_mb}.jsonl"
+            done = run_crawl(base + "index.html", tmp_path / f"state-{cache_mb}", *FAST, "--max-pages", "20",
+                             "--stats", str(stats), *(("--je-cache-mb", str(cache_mb)) if cache_mb else ()))
+            assert done.returncode == 0, done.stderr
+            sizes[cache_mb] = {json.loads(line)["je_cache_max_bytes"] for line in stats.read_text().splitlines()}
+    assert sizes == {None: {64 << 20}, 96: {96 << 20}}
+
+
 def test_a_bloom_filter_is_made_for_bloom_capacity_urls_and_keeps_its_size_on_resume(site, tmp_path):
     from pycrawler.seen.bloom import BloomFilter
     from pycrawler.seen.tables import SEEN_TABLE_PATHS

@@ -126,3 +126,4 @@ def test_cache_stats_count_the_reads_the_cache_could_not_answer(tmp_path):
         after = env.cache_stats()
     assert after["cache_misses"] - before["cache_misses"] >= len(keys) // 2
     assert 0 < after["cache_bytes"] <= 2 << 20
+    assert after["cache_max_bytes"] == 1 << 20

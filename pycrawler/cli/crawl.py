@@ -13,7 +13,7 @@ from ..crawl.settings import CrawlConfig, parse_delay
 from ..crawl.scope import SCOPES, server
 from ..crawl.stop_signals import StopSignals
 from ..errors import BadInput, PycrawlerError
-from ..jvm import CRAWL_JVM
+from ..jvm import crawl_jvm
 from ..progress import add_option as add_progress_option
 from .cluster import add_worker_options, join
 from .plain import first_line
@@ -76,6 +76,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="URLs the Bloom filter of --seen bloom is sized for, at a 0.1%% false-positive rate "
                         "(default 10,000,000); past N its rate climbs and new URLs are taken for seen. Used when "
                         "the filter is made: a state's filter keeps its size")
+    p.add_argument("--je-cache-mb", type=_positive, default=CrawlConfig.je_cache_mb, metavar="MB",
+                   help="JE's cache for the state, in MiB (default 64; the JVM's heap is twice it). The exact seen "
+                        "table's keys share it with the frontier: past about a million URLs a larger one keeps "
+                        "their reads in memory")
     p.add_argument("--url-cache", metavar="POLICY:SIZE",
                    help="a URL cache in front of the seen table: clock (the default policy), lru or random, "
                         "with SIZE entries (e.g. clock:50000, 2^16, lru:64k); a hit answers 'seen' without the table")
@@ -117,7 +121,7 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
     return CrawlConfig(
         seeds=args.seeds, state=args.state, scope=args.scope, max_pages=args.max_pages, max_depth=args.max_depth,
         concurrency=args.concurrency, politeness=parse_delay(args.delay), seen=args.seen, url_cache=args.url_cache,
-        bloom_capacity=args.bloom_capacity, queue_policy=args.queue_policy, canon=args.canon, seen_key=args.seen_key,
+        bloom_capacity=args.bloom_capacity, je_cache_mb=args.je_cache_mb, queue_policy=args.queue_policy, canon=args.canon, seen_key=args.seen_key,
         warc=args.warc, trace=args.trace,
         fsync=args.fsync, min_free_mb=args.min_free, obey_robots=not args.no_robots,
         contact_url=contact_for(args.seeds, args.contact), parse_workers=args.parse_workers, progress=args.progress,
@@ -125,7 +129,7 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
 
 
 def run_crawl(args: argparse.Namespace) -> int:
-    for name, value in CRAWL_JVM.items():
+    for name, value in crawl_jvm(args.je_cache_mb).items():
         os.environ.setdefault(name, value)
     config = config_from(args)
     with StopSignals() as signals:  # joining a cluster is start-up too

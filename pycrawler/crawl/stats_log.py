@@ -9,8 +9,8 @@ only, no walk of the trees) and a listing of the state folder's ``.jdb`` files.
 Fields: ``t`` (Unix time), ``done`` (URLs fetched or refused by this run), ``pending`` (URLs
 in the frontier, in process included; ``done + pending`` are the URLs known), ``seen_checks``
 (URLs scheduled, each a seen-table test unless the URL cache answered), ``cache_hits``,
-``flushes``, ``flush_s`` (seconds spent committing), ``je_cache_misses`` and
-``je_cache_bytes`` (:meth:`pycrawler.store.Environment.cache_stats`), ``je_log_bytes``.
+``flushes``, ``flush_s`` (seconds spent committing), ``je_cache_misses``, ``je_cache_bytes``
+and ``je_cache_max_bytes`` (:meth:`pycrawler.store.Environment.cache_stats`), ``je_log_bytes``.
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ class StatsLog:
                 "cache_hits": crawler.url_cache.hits if crawler.url_cache is not None else 0,
                 "flushes": self.flushes, "flush_s": round(self.flush_seconds, 3),
                 "je_cache_misses": je["cache_misses"], "je_cache_bytes": je["cache_bytes"],
+                "je_cache_max_bytes": je["cache_max_bytes"],
                 "je_log_bytes": sum(f.stat().st_size for f in self.state.glob("*.jdb"))}
         self._file.write(json.dumps(line) + "\n")
         self._file.flush()

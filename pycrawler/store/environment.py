@@ -160,15 +160,17 @@ class Environment(Environments):
 
     def cache_stats(self) -> dict[str, int]:
         """JE's cache counters since the open: ``cache_misses`` (``nCacheMiss``: tree nodes and
-        records read from the log because the cache did not hold them) and ``cache_bytes`` (the
-        cache's size in use). Fast statistics: counters only, no walk of the trees."""
+        records read from the log because the cache did not hold them), ``cache_bytes`` (the
+        cache's size in use) and ``cache_max_bytes`` (the size it may grow to). Fast
+        statistics: counters only, no walk of the trees."""
         import jpype
 
         config = jpype.JClass("com.sleepycat.je.StatsConfig")()
         config.setFast(True)
         with je_errors(str(self.path)):
             stats = self.java.getStats(config)
-            return {"cache_misses": int(stats.getNCacheMiss()), "cache_bytes": int(stats.getCacheTotalBytes())}
+            return {"cache_misses": int(stats.getNCacheMiss()), "cache_bytes": int(stats.getCacheTotalBytes()),
+                    "cache_max_bytes": int(self.java.getConfig().getCacheSize())}
 
     def sync(self) -> None:
         """Write everything to disk (a no-op when read-only)."""

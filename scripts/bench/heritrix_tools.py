@@ -26,7 +26,7 @@ Then it runs the three commands as a user does, each in its own process, one aft
 
 and checks what each wrote (every pending URL and seen key, in the counts generated). Per
 command: wall seconds, CPU seconds and peak RSS (the command's process: JPype runs the JVM in
-it). With ``--compare REF`` the same three commands run first from a ``git worktree`` of REF
+it). With ``--compare REF`` the same three commands then run from a ``git worktree`` of REF
 (the code before a change), on the same files, in the same run. The import's state is
 measured too: its bytes (the JE log, which holds the frontier and DRUM's repository) per
 pending URL, as Heritrix's "0.7 KB a queued URI" counts, and per URL known. The last lines are
@@ -183,7 +183,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench-output" / "heritrix-tools")
     parser.add_argument("--je-jar", default=str(ROOT / "target" / "je" / "je-18.3.12.jar"))
     parser.add_argument("--keep", action="store_true", help="reuse a state and journal generated before")
-    parser.add_argument("--compare", metavar="REF", help="run the commands of this git ref first (the baseline)")
+    parser.add_argument("--compare", metavar="REF", help="then run the commands of this git ref (the baseline)")
     args = parser.parse_args()
 
     source = args.out / f"source-{args.seen}-{args.pending}-{args.queues}"
@@ -197,8 +197,9 @@ def main() -> None:
               file=sys.stderr)
     journal_mb = sum(p.stat().st_size for p in (source / "logs").iterdir()) / 1e6
     state_mb = sum(p.stat().st_size for p in (source / "state").glob("*.jdb")) / 1e6
-    codes = [(args.compare, baseline_checkout(args.compare, args.out))] if args.compare else []
-    codes.append(("this", ROOT))
+    codes = [("this", ROOT)]
+    if args.compare:
+        codes.append((args.compare, baseline_checkout(args.compare, args.out)))
     for label, code in codes:
         print(f"{label}:", file=sys.stderr)
         figures = measure(code, source, args.out / f"work-{label}", args.seen, args.pending)

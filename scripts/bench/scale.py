@@ -53,7 +53,7 @@ from crawl_threads import LineCounter, rss_mb
 from pycrawler.crawl.synthetic_server import SyntheticServer
 from pycrawler.crawl.synthetic_web import MISSING, PAGE, REDIRECT, SyntheticWeb, Truth
 from pycrawler.errors import BadInput
-from pycrawler.jvm import CRAWL_JVM
+from pycrawler.jvm import crawl_jvm
 from pycrawler.keys.canon import canonicalize
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -183,10 +183,10 @@ class ScaleRun:
         command = [sys.executable, "-m", "pycrawler", "crawl", *self.server.seeds, "--state", str(self.state),
                    "--seen", a.seen, "--concurrency", str(a.concurrency), "--delay", "0", "--queue-policy", "bkdr",
                    "--max-depth", "1000", "--no-progress", "--stats", str(self.state.with_suffix(".stats.jsonl"))]
-        return command + (["--url-cache", a.url_cache] if a.url_cache else [])
+        return command + ["--je-cache-mb", str(a.je_cache_mb)] + (["--url-cache", a.url_cache] if a.url_cache else [])
 
     def start(self) -> subprocess.Popen:
-        env = dict(os.environ, PYTHONPATH=str(ROOT), **CRAWL_JVM)
+        env = dict(os.environ, PYTHONPATH=str(ROOT), **crawl_jvm(self.args.je_cache_mb))
         out = open(self.state.with_suffix(".out"), "ab")
         with out:
             return subprocess.Popen(self.command(), env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
@@ -326,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=24)
     parser.add_argument("--seen", choices=("drum", "exact", "bloom"), default="drum")
     parser.add_argument("--url-cache", metavar="POLICY:SIZE", help="the crawl's --url-cache")
+    parser.add_argument("--je-cache-mb", type=int, default=64, metavar="MB", help="the crawl's --je-cache-mb")
     parser.add_argument("--kill-at", type=int, metavar="K", help="kill -9 the crawl at K pages, then restart it")
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--window", type=int, help="pages per reported window (default pages/20, at least 500)")
@@ -366,6 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     crawl_cpu = cpu_used(samples, "crawl", True) + cpu_used(samples, "workers", True)
     pps = [r["pps"] for r in rows if not r["partial"]]
     figures = {"pages": args.pages, "hosts": args.hosts, "seen": args.seen, "url_cache": args.url_cache or "none",
+               "je_cache_mb": args.je_cache_mb,
                **verdict, "seconds": round(seconds, 1), "pps": round(verdict["fetches"] / seconds),
                "first_window_pps": round(pps[0]) if pps else 0, "worst_window_pps": round(min(pps)) if pps else 0,
                "median_window_pps": round(statistics.median(pps)) if pps else 0,
@@ -382,7 +384,8 @@ def main(argv: list[str] | None = None) -> int:
         full = run.full_speed()
         figures |= run.kill | {"full_speed_s": round(full, 1) if full is not None else "never"}
     if args.plot:
-        plot(rows, args.plot, f"synthetic web of {args.pages:,} pages on {args.hosts} hosts, --seen {args.seen}",
+        plot(rows, args.plot, f"synthetic web of {args.pages:,} pages on {args.hosts} hosts, --seen {args.seen}"
+             + (f", --je-cache-mb {args.je_cache_mb}" if args.je_cache_mb != 64 else ""),
              run.kill.get("kill_pages"))
     print(" ".join(f"{k}={v}" for k, v in figures.items()))
     return 0

@@ -96,6 +96,16 @@ def answer(handler, status: int, body: bytes = b"", content_type: str = "text/ht
     handler.wfile.write(body)
 
 
+DANGLING = "d0/missing.html"   # the link every page of write_site makes to a page that is not there
+
+
+def assert_each_page_fetched_once(counts: dict[str, int], reachable: set[str]) -> None:
+    """A crawl of a :func:`write_site` site fetched every reachable page and the dangling link,
+    and nothing twice (``counts``: :meth:`CountingServer.page_counts`)."""
+    assert {path for path in counts if path.endswith(".html")} == reachable | {DANGLING}
+    assert set(counts.values()) == {1}, {p: n for p, n in counts.items() if n != 1}
+
+
 class CountingServer:
     """``with CountingServer(root) as base_url``: serves ``root``; ``counts[path]`` = GETs of it."""
 

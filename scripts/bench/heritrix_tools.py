@@ -183,11 +183,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench-output" / "heritrix-tools")
     parser.add_argument("--je-jar", default=str(ROOT / "target" / "je" / "je-18.3.12.jar"))
     parser.add_argument("--keep", action="store_true", help="reuse a state and journal generated before")
+    parser.add_argument("--generate-only", action="store_true", help="generate the state and journal, then stop")
     parser.add_argument("--compare", metavar="REF", help="then run the commands of this git ref (the baseline)")
     args = parser.parse_args()
 
     source = args.out / f"source-{args.seen}-{args.pending}-{args.queues}"
-    if not (args.keep and (source / "logs" / "frontier.recover.gz").is_file()):
+    if args.generate_only:
         os.environ["PYCRAWLER_CLASSPATH"] = args.je_jar
         shutil.rmtree(source, ignore_errors=True)
         source.mkdir(parents=True)
@@ -195,6 +196,11 @@ def main() -> None:
         generate(source, args.seen, args.pending, args.queues, args.lag)
         print(f"generated {args.seen:,} seen, {args.pending:,} pending in {time.perf_counter() - started:.1f} s",
               file=sys.stderr)
+        return
+    if not (args.keep and (source / "logs" / "frontier.recover.gz").is_file()):
+        # In a process of its own: a child forked from this one would report this one's peak
+        # RSS as its own (Linux carries the high-water mark over the exec).
+        subprocess.run([sys.executable, __file__, *sys.argv[1:], "--generate-only"], check=True)
     journal_mb = sum(p.stat().st_size for p in (source / "logs").iterdir()) / 1e6
     state_mb = sum(p.stat().st_size for p in (source / "state").glob("*.jdb")) / 1e6
     codes = [("this", ROOT)]

@@ -65,6 +65,13 @@ def test_queue_statistics_count_urls_directives_and_precedences(h1_job):
         assert sum(counts["precedences"].values()) == len(mine)
 
 
+def test_a_state_is_read_with_a_small_je_cache_so_an_import_has_the_heap_for_its_own(h1_job):
+    from pycrawler.heritrix.state import CACHE_BYTES
+
+    with HeritrixState.open(h1_job / "state") as state:
+        assert state.env.cache_stats()["cache_max_bytes"] == CACHE_BYTES <= 64 << 20
+
+
 def test_seen_keys_come_out_ascending_and_answer_membership(h1_job):
     expected = np.array(sorted(seen_keys(SEEN)), dtype=np.uint64)
     assert (expected >= 1 << 63).any() and (expected < 1 << 63).any(), "both halves of the key space"

@@ -46,3 +46,15 @@ def test_a_message_names_the_store_not_the_folder_je_was_given():
     error = translate(java_exception("(JE 5.0.73) /tmp/view-1 last LSN=0x0/0x1 checksum failed"), "db/main",
                       renames={"/tmp/view-1": "db/main"})
     assert str(error) == "db/main is damaged: db/main last LSN=0x0/0x1 checksum failed"
+
+
+def test_a_jvm_out_of_heap_says_so_and_not_that_the_store_is_damaged(monkeypatch):
+    # JE wraps the OutOfMemoryError in EnvironmentFailureException(JAVA_ERROR), whose message
+    # would otherwise read as damage.
+    jvm.start()
+    monkeypatch.setenv("PYCRAWLER_HEAP", "1g")
+    oom = jpype.JClass("java.lang.OutOfMemoryError")("Java heap space")
+    error = translate(java_exception("JAVA_ERROR: Java Error occurred, recovery may not be possible.", oom),
+                      "state database 'pending'")
+    assert isinstance(error, SetupError) and "damaged" not in str(error)
+    assert str(error).startswith("state database 'pending': the JVM ran out of heap (PYCRAWLER_HEAP=1g)")

@@ -49,6 +49,11 @@ CATALOG = "classCatalog"
 HERITRIX_DATABASES = (PENDING, SEEN)
 SIGN_BIT = np.uint64(1 << 63)
 SCAN_PAGE = 65536
+CACHE_BYTES = 64 << 20
+"""JE's cache for a Heritrix state. The commands scan it in key order, which a large cache does not
+speed up, and ``heritrix import`` opens a second environment (the crawl state it writes) in the
+same JVM: with JE's default (60% of the heap each) two caches that fill outgrow the heap. An
+import of 10M pending URLs died of that (JE's ``JAVA_ERROR``) before this cap."""
 
 H3_LOG_VERSION = 7  # JE 4 and later: the JE Heritrix 3 ships; Heritrix 1.14 wrote version 6
 
@@ -96,7 +101,7 @@ class HeritrixState:
             if not logfile.jdb_files(home):
                 raise BadInput(f"{path} is not a Heritrix crawl state: it holds no JE log files (.jdb); "
                                "give a job's state/ folder")
-            env = Environment(home, read_only=True, transactional=False)
+            env = Environment(home, read_only=True, transactional=False, cache_size=CACHE_BYTES)
         except BaseException:
             probe.close()
             if scratch is not None:

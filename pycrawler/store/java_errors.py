@@ -64,6 +64,10 @@ def _missing_class(exc) -> str | None:
     return None
 
 
+def _out_of_heap(exc) -> bool:
+    return any(str(cause.getClass().getName()) == "java.lang.OutOfMemoryError" for cause in _causes(exc))
+
+
 def translate(exc, where: str, renames: dict[str, str] | None = None) -> PycrawlerError:
     """The pycrawler error for a JE exception raised while working on ``where``; ``renames``:
     paths JE's message may name -> the path to name instead (a read-only view's folder -> the
@@ -86,6 +90,12 @@ def translate(exc, where: str, renames: dict[str, str] | None = None) -> Pycrawl
         return StoreLocked(f"{where} is locked by another process (JE allows one writer): {msg}")
     if "DatabaseNotFound" in cls or "Database" in msg and "not found" in msg:
         return BadInput(f"{where}: {msg}")
+    if _out_of_heap(exc):   # JE then reports JAVA_ERROR, "recovery may not be possible": the store is not to blame
+        from ..jvm import DEFAULT_HEAP
+
+        heap = os.environ.get("PYCRAWLER_HEAP", DEFAULT_HEAP)
+        return SetupError(f"{where}: the JVM ran out of heap (PYCRAWLER_HEAP={heap}): set PYCRAWLER_HEAP larger "
+                          "(e.g. PYCRAWLER_HEAP=2g) and run the command again")
     if any(s in cls + msg for s in ("Checksum", "checksum", "LogFileNotFound", "corrupt", "Corrupt", "EnvironmentFailure")):
         return BadInput(f"{where} is damaged: {msg}")
     return PycrawlerError(f"{where}: {cls.rsplit('.', 1)[-1]}: {msg}")

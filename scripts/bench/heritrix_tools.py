@@ -25,8 +25,8 @@ Then it runs the three commands as a user does, each in its own process, one aft
 3. ``pycrawler heritrix journal DIR --out J.gz`` (the imported state written back as a journal)
 
 and checks what each wrote (every pending URL and seen key, in the counts generated). Per
-command: wall seconds, CPU seconds and peak RSS (the command's process: JPype runs the JVM in
-it). With ``--compare REF`` the same three commands then run from a ``git worktree`` of REF
+command: wall seconds, CPU seconds, peak RSS (the command's process: JPype runs the JVM in
+it) and the most its temporary files held at once. With ``--compare REF`` the same three commands then run from a ``git worktree`` of REF
 (the code before a change), on the same files, in the same run. The import's state is
 measured too: its bytes (the JE log, which holds the frontier and DRUM's repository) per
 pending URL, as Heritrix's "0.7 KB a queued URI" counts, and per URL known. The last lines are
@@ -40,6 +40,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -112,19 +113,46 @@ def generate(out: Path, seen: int, pending: int, queues: int, lag: int) -> None:
 COMMANDS = ("export", "import", "journal")
 
 
+def spilled_bytes(pid: int, tmp: Path) -> int:
+    """Bytes in the unlinked files the process ``pid`` holds open directly in ``tmp`` (its
+    ``TMPDIR``): its spill files. Not every unlinked file: JE keeps the log files of a read-only
+    view open after the view's folder (a folder of its own) is gone."""
+    total = 0
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            link = f"/proc/{pid}/fd/{fd}"
+            try:
+                target = os.readlink(link)
+                if target.endswith(" (deleted)") and os.path.dirname(target) == str(tmp):
+                    total += os.stat(link).st_size
+            except OSError:   # closed in between
+                pass
+    except OSError:   # the process has ended
+        pass
+    return total
+
+
 def timed(name: str, argv: list[str], env: dict[str, str]) -> dict[str, float]:
     """Run one command to its end: wall seconds, CPU seconds (user + system) and peak RSS in MB
-    of its process, from wait4."""
-    started = time.perf_counter()
+    of its process (from wait4), and the most bytes its temporary files held at once (read
+    from /proc twice a second)."""
+    started, spill = time.perf_counter(), 0
     with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as child:
-        output = child.stdout.read().decode("utf-8", "replace")
+        output: list[bytes] = []
+        reader = threading.Thread(target=lambda: output.append(child.stdout.read()))
+        reader.start()
+        while reader.is_alive():
+            spill = max(spill, spilled_bytes(child.pid, Path(env["TMPDIR"])))
+            reader.join(0.5)
         _, status, usage = os.wait4(child.pid, 0)
         child.returncode = os.waitstatus_to_exitcode(status)
+    text = b"".join(output).decode("utf-8", "replace")
     wall = time.perf_counter() - started
     if child.returncode != 0:
-        sys.exit(f"{name} exited {child.returncode}: {output.strip()[-2000:]}")
-    print(f"  {name}: {wall:.1f} s, {usage.ru_maxrss / 1024:.0f} MB; {output.strip()[-400:]}", file=sys.stderr)
-    return {"s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024}
+        sys.exit(f"{name} exited {child.returncode}: {text.strip()[-2000:]}")
+    print(f"  {name}: {wall:.1f} s, {usage.ru_maxrss / 1024:.0f} MB; {text.strip()[-400:]}", file=sys.stderr)
+    return {"s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024,
+            "temp_mb": spill / 1e6}
 
 
 def baseline_checkout(ref: str, out: Path) -> Path:
@@ -144,7 +172,9 @@ def measure(code: Path, source: Path, work: Path, seen: int, pending: int) -> di
 
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    env = {**os.environ, "PYTHONPATH": str(code)}
+    tmp = work / "tmp"   # the commands' TMPDIR, where their spill files are counted
+    tmp.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(code), "TMPDIR": str(tmp.resolve())}
     env.pop("PYCRAWLER_CLASSPATH", None)   # each command picks the JE that reads the state by itself
     python = [sys.executable, "-m", "pycrawler", "heritrix"]
     state, logs, into = source / "state", source / "logs", work / "imported"

@@ -121,8 +121,8 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
     return CrawlConfig(
         seeds=args.seeds, state=args.state, scope=args.scope, max_pages=args.max_pages, max_depth=args.max_depth,
         concurrency=args.concurrency, politeness=parse_delay(args.delay), seen=args.seen, url_cache=args.url_cache,
-        bloom_capacity=args.bloom_capacity, je_cache_mb=args.je_cache_mb, queue_policy=args.queue_policy, canon=args.canon, seen_key=args.seen_key,
-        warc=args.warc, trace=args.trace,
+        bloom_capacity=args.bloom_capacity, je_cache_mb=args.je_cache_mb, queue_policy=args.queue_policy,
+        canon=args.canon, seen_key=args.seen_key, warc=args.warc, trace=args.trace,
         fsync=args.fsync, min_free_mb=args.min_free, obey_robots=not args.no_robots,
         contact_url=contact_for(args.seeds, args.contact), parse_workers=args.parse_workers, progress=args.progress,
         serve=args.serve_port if args.serve else None, stats=args.stats)

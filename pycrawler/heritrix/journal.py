@@ -327,12 +327,10 @@ def _replay_lines(lines: list[bytes], first: int, events: dict[bytes, int], foun
             skipped += 1
             continue
         events[tag] += 1
-        if tag == _ADDED:
+        finishes = tag in _FINISHED
+        if finishes or tag == _ADDED:
             digests.append(md5(fields[0]).digest())
-            at.append(number * 2)
-        elif tag in _FINISHED:
-            digests.append(md5(fields[0]).digest())
-            at.append(number * 2 + 1)
+            at.append(number * 2 + finishes)
     found.add(digests, at)
     return skipped
 

@@ -101,8 +101,7 @@ class PendingKeys:
     @classmethod
     def read(cls, state: HeritrixState, matching: QueueNames) -> "PendingKeys":
         names, matched_of = QueueNames(), array("I")   # matched_of: a queue's matching-queue id
-        columns = queue, matched, directive, precedence, ordinal = (array("I"), array("I"), array("B"), array("B"),
-                                                                    array("Q"))
+        columns = queue, directive, precedence, ordinal = array("I"), array("B"), array("B"), array("Q")
         for key, _ in state.pending_records(keys_only=True, page_records=65536):
             if is_cap_key(key):
                 continue
@@ -111,11 +110,11 @@ class PendingKeys:
             if name == len(matched_of):
                 matched_of.append(matching.id(matching_queue(fields.queue)))
             queue.append(name)
-            matched.append(matched_of[name])
             directive.append(fields.directive)
             precedence.append(fields.precedence)
             ordinal.append(fields.ordinal)
-        return cls(*(np.frombuffer(column, dtype=column.typecode) for column in columns), names=names)
+        queue, directive, precedence, ordinal = (np.frombuffer(column, dtype=column.typecode) for column in columns)
+        return cls(queue, np.frombuffer(matched_of, dtype=np.uint32)[queue], directive, precedence, ordinal, names)
 
     def __len__(self) -> int:
         return len(self.ordinal)

@@ -110,13 +110,10 @@ def generate(out: Path, seen: int, pending: int, queues: int, lag: int) -> None:
         write_journal(current, tail())
 
 
-COMMANDS = ("export", "import", "journal")
-
-
 def spilled_bytes(pid: int, tmp: Path) -> int:
     """Bytes in the unlinked files the process ``pid`` holds open directly in ``tmp`` (its
-    ``TMPDIR``): its spill files. Not every unlinked file: JE keeps the log files of a read-only
-    view open after the view's folder (a folder of its own) is gone."""
+    ``TMPDIR``): its spill files. Not every unlinked file it holds: under the code before the
+    spill files, which makes none, that count was 0.5 GB in a 10M-key export."""
     total = 0
     try:
         for fd in os.listdir(f"/proc/{pid}/fd"):

@@ -7,7 +7,7 @@ so the tests see from the server's side that every reachable page was fetched, h
 by which worker, and that no host saw two requests closer than the politeness delay. Leases and
 heartbeats are short here (seconds, not the default's) so membership changes happen quickly.
 
-redis-server is part of what is tested: without it these tests fail under CI and skip elsewhere.
+redis-server is part of what is tested: without it these tests fail.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Seed 003's de-duplication protocol (`--dedupe central`) against a real redis-server.
 
 Each test starts its own redis-server on a free loopback port and stops it (the `local_redis`
-fixture of tests/test_cluster.py: without redis-server these fail under CI and skip elsewhere).
+fixture of tests/test_cluster.py: without redis-server these fail).
 Workers that must be killable run in processes (tests/central_workers.py); the protocol's
 message-level behaviour is driven step by step in this process with `background=False`, so each
 step's effect can be held. The end-to-end crawl runs `pycrawler crawl --dedupe central` workers

@@ -43,7 +43,7 @@ def pycrawler(*args) -> subprocess.CompletedProcess:
 
 
 def require(path: Path) -> Path:
-    """``path``, or a skip (a failure under CI) naming what scripts/setup should have put there."""
+    """``path``, or a failure naming what scripts/setup should have put there."""
     if not path.is_file():
         missing(f"{path.relative_to(ROOT)} is missing (scripts/setup resolves crawler4j and JE from Maven Central)")
     return path

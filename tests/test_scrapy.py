@@ -6,8 +6,7 @@ the server's side: coverage and repeats are read there, not from Scrapy's own ac
 
 Scrapy 2.11, the oldest release supported, runs from a virtualenv made under ``target/`` on
 first use (Scrapy 2.11.2 with the Twisted and w3lib of its time, everything else shared with
-``.venv``); the tests that need it fail under CI when the package index cannot be reached, and
-skip elsewhere.
+``.venv``); the tests that need it fail when the package index cannot be reached.
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ def folders() -> list[str]:
 
 
 def corpus_folder(name: str) -> Path:
-    """The corpus's folder ``name``; a missing corpus fails under CI and skips elsewhere."""
+    """The corpus's folder ``name``; a missing corpus fails the test."""
     folder = CORPUS / name
     if not folder.is_dir():
         missing(f"the JE corpus is not at {CORPUS} (the project's shared/ beside it)")

@@ -25,6 +25,8 @@ import signal
 
 POINTS: dict[str, str] = {
     # filled in as the points are placed: name -> the durable step it sits at
+    "bloom.create.written": "a new Bloom file written and reserved under its temporary name, before the rename",
+    "bloom.create.renamed": "a new Bloom file renamed into place and its folder synced",
 }
 """Every failpoint's name and the step it guards."""
 

@@ -61,6 +61,11 @@ The byte-wise bit order makes the file the same on every machine (the blocked ke
 as little-endian 64-bit words, the same bits). A version this code does not know is refused.
 One process writes a file at a time; :meth:`BloomFilter.flush` updates the header,
 :meth:`BloomFilter.close` also writes the pages back to disk.
+
+A filter never grows: it is sized once, at creation. A new file appears whole or not at all
+(written under a temporary name, then renamed), and with every byte allocated on disk, here and
+on each writable open: a full disk is then an error at creation, never a SIGBUS when the
+mapping first touches a page.
 """
 
 from __future__ import annotations
@@ -73,7 +78,9 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from ..errors import BadInput
+from .. import failpoints
+from ..atomic_write import replacing
+from ..errors import BadInput, as_disk_full
 from ..keys import fingerprints64
 from ..keys.xxh64 import xxh64_urls
 from .protocol import SynchronousVisited, as_keys
@@ -256,6 +263,21 @@ def _blocked_kernel(words, blocks, k, keys, out, update):
     return changed, touched
 
 
+def _reserve(fd: int, size: int, path: Path) -> None:
+    """Give the file open as ``fd`` (the filter ``path``) its ``size`` bytes on disk now.
+
+    The bits are a shared mapping of the file, and a page of a mapping learns that the disk is
+    full only when it is first written: as SIGBUS, which kills the process (and the JVM in it)
+    without a word. With every byte allocated up front (``posix_fallocate``), a full disk is
+    :class:`~pycrawler.errors.DiskFull` here instead, the crawl's usual stop."""
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as exc:
+        if full := as_disk_full(OSError(exc.errno, exc.strerror, str(path))):
+            raise full from None
+        raise
+
+
 class BloomFilter(SynchronousVisited):
     """A Bloom filter of 64-bit keys; URL forms key URLs by :meth:`url_keys`.
 
@@ -276,15 +298,23 @@ class BloomFilter(SynchronousVisited):
     @classmethod
     def create(cls, path: str | os.PathLike, capacity: int, fpr: float = 0.01, *,
                version: int = VERSION) -> "BloomFilter":
-        """A new empty filter in a new file (BadInput if it exists)."""
+        """A new empty filter in a new file (BadInput if it exists; DiskFull if its filesystem
+        cannot hold it).
+
+        The file appears whole or not at all (:func:`~pycrawler.atomic_write.replacing`): it is
+        written beside ``path`` as ``NAME.part``, every byte reserved (:func:`_reserve`), synced,
+        renamed to ``path`` and its folder synced. A creation killed before the rename leaves
+        only the ``.part`` file, which the next creation overwrites."""
         path = Path(path)
         m, k = _parameters(_known(version, "requested"), capacity, fpr)
-        try:
-            with open(path, "xb") as f:
-                f.write(HEADER.pack(MAGIC, version, k, m, capacity, 0, fpr))
-                f.truncate(HEADER_SIZE + m // 8)
-        except FileExistsError:
-            raise BadInput(f"{path} exists; open it with BloomFilter.open") from None
+        if path.exists():
+            raise BadInput(f"{path} exists; open it with BloomFilter.open")
+        with replacing(path, binary=True) as partial:
+            _reserve(partial.fileno(), HEADER_SIZE + m // 8, path)
+            partial.write(HEADER.pack(MAGIC, version, k, m, capacity, 0, fpr))
+            partial.flush()
+            failpoints.hit("bloom.create.written")
+        failpoints.hit("bloom.create.renamed")
         return cls.open(path)
 
     @classmethod
@@ -305,6 +335,9 @@ class BloomFilter(SynchronousVisited):
         size, expected = path.stat().st_size, HEADER_SIZE + m // 8
         if size != expected:
             raise BadInput(f"{path} holds {size} bytes; its header says {expected} (truncated or not a filter)")
+        if not read_only:  # a filter made sparse (by an earlier release, or copied so) gets its bytes now
+            with open(path, "r+b") as f:
+                _reserve(f.fileno(), size, path)
         self = cls.__new__(cls)
         self._setup(version, m, k, capacity, fpr, count)
         self.path = path

@@ -2,13 +2,19 @@
 and its memory-mapped file."""
 
 import math
+import os
+import signal
 import struct
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 import xxhash
+from crawl_sites import ROOT
+from test_crawl_stops import small_filesystem  # noqa: F401 (a fixture: a small tmpfs)
 
-from pycrawler.errors import BadInput
+from pycrawler.errors import BadInput, DiskFull
 from pycrawler.keys import fingerprint64, fingerprints64
 from pycrawler.seen import BloomFilter, optimal_parameters, per_key
 from pycrawler.seen.bloom import BLOCKED, CLASSIC, HEADER_SIZE, blocked_false_positive_rate, blocked_parameters
@@ -185,6 +191,69 @@ def test_create_refuses_to_overwrite(tmp_path):
     BloomFilter.create(tmp_path / "f", 100).close()
     with pytest.raises(BadInput):
         BloomFilter.create(tmp_path / "f", 100)
+
+
+def allocated_bytes(path) -> int:
+    return os.stat(path).st_blocks * 512
+
+
+def test_a_new_file_has_every_byte_allocated_so_its_mapping_cannot_meet_a_full_disk(tmp_path):
+    path = tmp_path / "visited.bloom"
+    BloomFilter.create(path, 1_000_000).close()
+    assert allocated_bytes(path) >= path.stat().st_size > 1_000_000  # not sparse
+
+
+def test_a_sparse_file_of_an_earlier_release_is_allocated_when_opened_for_writing(tmp_path):
+    path = tmp_path / "visited.bloom"
+    BloomFilter.create(path, 1_000_000).close()
+    header = path.read_bytes()[:HEADER_SIZE]
+    size = path.stat().st_size
+    path.unlink()
+    with open(path, "wb") as f:  # what create did before: the header, then a hole
+        f.write(header)
+        f.truncate(size)
+    BloomFilter.open(path, read_only=True).close()
+    assert allocated_bytes(path) < size // 2  # a read-only open changes nothing
+    BloomFilter.open(path).close()
+    assert allocated_bytes(path) >= size
+
+
+CREATE = "import sys; from pycrawler.seen import BloomFilter; BloomFilter.create(sys.argv[1], 100_000).close()"
+
+
+def create_killed_at(point: str, path) -> None:
+    """Create a filter at ``path`` in a process that kills itself (SIGKILL) at failpoint ``point``."""
+    killed = subprocess.run([sys.executable, "-c", CREATE, str(path)], cwd=ROOT, capture_output=True, text=True,
+                            env=os.environ | {"PYCRAWLER_FAILPOINT": point}, timeout=120)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+
+
+def test_a_creation_killed_before_its_rename_leaves_no_filter_and_the_next_creation_replaces_its_part(tmp_path):
+    path = tmp_path / "visited.bloom"
+    create_killed_at("bloom.create.written", path)
+    assert not path.exists() and path.with_name("visited.bloom.part").exists()
+    BloomFilter.create(path, 100_000).close()
+    assert not path.with_name("visited.bloom.part").exists()
+    reopened = BloomFilter.open(path)
+    assert (reopened.capacity, len(reopened)) == (100_000, 0)
+    reopened.close()
+
+
+def test_a_creation_killed_after_its_rename_leaves_a_whole_filter(tmp_path):
+    path = tmp_path / "visited.bloom"
+    create_killed_at("bloom.create.renamed", path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["visited.bloom"]
+    reopened = BloomFilter.open(path)
+    assert (reopened.capacity, len(reopened)) == (100_000, 0)
+    reopened.close()
+
+
+def test_a_filter_larger_than_the_free_space_is_a_full_disk_at_creation_and_leaves_nothing(small_filesystem):
+    disk = small_filesystem(2)
+    with pytest.raises(DiskFull, match="the disk is full") as refused:
+        BloomFilter.create(disk.path / "visited.bloom", 10_000_000)  # about 18 MB
+    assert refused.value.exit_code == 75 and "visited.bloom" in str(refused.value)
+    assert list(disk.path.iterdir()) == []
 
 
 def test_wrong_magic_version_size_or_truncation_is_bad_input(tmp_path):

@@ -22,7 +22,8 @@ import time
 
 import pytest
 from conftest import missing
-from crawl_sites import ROOT, CountingServer, answer, crawl_command, fetched_records, page, run_crawl, write_site
+from crawl_sites import (ROOT, CountingServer, answer, assert_each_page_fetched_once, crawl_command, fetched_records,
+                         page, run_crawl, write_site)
 from test_crawl_kill import crawl_log_200s, warc_responses
 
 SITE_PAGES = 120
@@ -202,6 +203,53 @@ def test_a_crawl_refuses_to_start_below_the_threshold(site, small_filesystem):
     assert refused.returncode == 75
     (line,) = refused.stderr.splitlines()
     assert "MB free on the filesystem of" in line and "--min-free 16 MB" in line
+
+
+# -- the Bloom file: killed while it is created, or too large for the disk ---------------------------
+
+def test_a_crawl_killed_while_creating_its_bloom_file_resumes_with_the_same_command(site, tmp_path):
+    """Killed with the file written under its temporary name, before the rename (the kill after
+    the rename leaves a whole file: tests/test_bloom.py)."""
+    root, reachable = site
+    state, warcs = tmp_path / "state", tmp_path / "warcs"
+    options = ("--seen", "bloom", "--delay", "0", "--warc", str(warcs))
+    server = CountingServer(root)
+    with server as base:
+        killed = subprocess.run(crawl_command(base + "index.html", state, *options), cwd=ROOT, capture_output=True,
+                                text=True, env=os.environ | {"PYCRAWLER_FAILPOINT": "bloom.create.written"}, timeout=60)
+        assert killed.returncode == -signal.SIGKILL, killed.stderr
+        done = run_crawl(base + "index.html", state, *options)
+    assert done.returncode == 0, done.stderr
+    assert_outputs_complete(state, warcs, base, reachable)
+    assert_each_page_fetched_once(server.page_counts(), reachable)
+
+
+def jvm_error_files(folder) -> set:
+    """The fatal-error files a JVM that aborts leaves in ``folder`` (its working folder, or the state's)."""
+    return set(folder.glob("hs_err_pid*.log"))
+
+
+def test_a_bloom_file_too_large_for_the_disk_stops_with_one_line_and_the_crawl_resumes_on_a_disk_with_room(
+        site, small_filesystem, tmp_path):
+    root, reachable = site
+    disk = small_filesystem(2)  # the filter for the default capacity takes about 18 MB
+    warcs = tmp_path / "warcs"
+    options = ("--seen", "bloom", "--delay", "0", "--min-free", "0", "--warc", str(warcs))
+    errors_before = jvm_error_files(ROOT)
+    server = CountingServer(root)
+    with server as base:
+        stopped = run_crawl(base + "index.html", disk.path / "state", *options)
+        assert stopped.returncode == 75, stopped.stderr  # not SIGBUS, nor the JVM's abort (134)
+        (line,) = stopped.stderr.splitlines()
+        assert line.startswith("pycrawler: the disk is full") and "visited.bloom" in line
+        assert "rerun the same command" in line
+        assert jvm_error_files(ROOT) == errors_before and not jvm_error_files(disk.path / "state")
+        state = tmp_path / "state"
+        shutil.move(disk.path / "state", state)
+        done = run_crawl(base + "index.html", state, *options)
+    assert done.returncode == 0, done.stderr
+    assert_outputs_complete(state, warcs, base, reachable)
+    assert_each_page_fetched_once(server.page_counts(), reachable)
 
 
 # -- a signal during start-up or close ---------------------------------------------------------------

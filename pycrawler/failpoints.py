@@ -27,6 +27,22 @@ POINTS: dict[str, str] = {
     # filled in as the points are placed: name -> the durable step it sits at
     "bloom.create.written": "a new Bloom file written and reserved under its temporary name, before the rename",
     "bloom.create.renamed": "a new Bloom file renamed into place and its folder synced",
+    "cluster.split.sent": "host splitting: the waiting links and fetched keys are in Redis, their pages not yet completed",
+    "cluster.split.acked": "host splitting: deliveries acknowledged and deleted from this worker's stream",
+    "cluster.split.rerouted": "host splitting: a departed worker's stream moved to the URLs' owners",
+    "cluster.central.sent": "central: a flush's links are frames in the network's inbox, the pages not yet completed",
+    "cluster.central.forwarded": "central: polled URLs of moved hosts are in their owner's task pool",
+    "cluster.central.acked": "central: deliveries recorded in finish_URL, acknowledged and deleted",
+    "cluster.central.committed": "central host: pool changes, frames sent and inbox acknowledgement committed",
+    "cluster.arrivals.committed": "links from other workers committed in the frontier, not yet acknowledged",
+    "cluster.forwarded.rescheduled": "forwarded URLs that came back scheduled, not yet removed from 'forwarded'",
+    "cluster.outbox.committed": "a flush outside the crawl's flush: what Redis did not take committed to the outbox",
+    "import.pending.restored": "heritrix/crawler4j import: a batch of pending URLs committed in the new frontier",
+    "import.seen.added": "heritrix/crawler4j import: a batch of seen keys added to the new seen table",
+    "folder.build.written": "import or store migrate: the new folder whole and synced as DIR.part, before the rename",
+    "folder.build.renamed": "import or store migrate: DIR.part renamed to DIR, its parent folder not yet synced",
+    "store.migrate.committed": "store migrate's writer: a batch of records committed in DST.part",
+    "store.load.committed": "store load: a batch of records committed",
 }
 """Every failpoint's name and the step it guards."""
 

@@ -168,7 +168,7 @@ def test_migrate_refuses_what_it_cannot_do_in_one_line(tmp_path):
     src.mkdir()
     run_java("BookFrontierTool", "put", src, stdin=encode(CrawlUrl(ori_url="http://a/")).hex() + "\n", je3=True)
     occupied = cli("store", "migrate", src, tmp_path / "full", "--to", "18", check=False)
-    assert occupied.returncode == 2 and "is not empty" in occupied.stderr
+    assert occupied.returncode == 2 and "is not an empty folder" in occupied.stderr
     no_jar = cli("store", "migrate", src, tmp_path / "dst", "--to", "7", check=False)
     assert no_jar.returncode == 3 and "--je7-jar" in no_jar.stderr and len(no_jar.stderr.splitlines()) == 1
     assert not (tmp_path / "dst").exists()

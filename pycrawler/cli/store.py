@@ -3,7 +3,9 @@
 Each takes a folder or a served environment's address (``py4j://HOST:PORT``, see
 ``pycrawler serve``). ``ls`` and ``dump`` open the environment read-only and never change a byte of it; ``load``
 opens it for writing (creating it when absent) and writes in batches, one transaction and
-one JNI crossing per batch. Dumps are JSON lines (``key``/``value`` decoded by bindings, plus
+one JNI crossing per batch: a killed load keeps the batches it committed, and the same load
+run again writes every record again (a record put twice is held once), ending where an
+uninterrupted load ends. Dumps are JSON lines (``key``/``value`` decoded by bindings, plus
 the raw bytes as ``key_hex``/``value_hex``; bytes that cannot be decoded have
 ``key_error``/``value_error`` saying why instead of a value) or JE's DbDump text format, which JE's own
 ``DbLoad`` (and C Berkeley DB's ``db_load``) read.
@@ -18,6 +20,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from itertools import islice
 
+from .. import failpoints
 from ..atomic_write import replacing
 from ..errors import BadInput, PycrawlerError
 from ..progress import add_option as add_progress_option
@@ -319,6 +322,7 @@ def run_load(args: argparse.Namespace) -> int:
             for keys, values in _batches(records):
                 with env.begin() as txn:
                     db.put_many(keys, values, txn=txn)
+                failpoints.hit("store.load.committed")
                 loaded += len(keys)
                 bar.update(len(keys))
     print(f"loaded {loaded} records into {args.dir} database {database!r}")

@@ -56,6 +56,7 @@ from collections.abc import Sequence
 import numpy as np
 import redis
 
+from .. import failpoints
 from ..seen.cache import UrlCache
 from .membership import Membership, host_of
 from .protocol import Delivery, Link, decode_links, encode_links
@@ -233,6 +234,7 @@ class HostSplitExchange:
                 log.warning("Redis unreachable, links wait to be sent: %s", exc)
             self._unreachable = True
             return False
+        failpoints.hit("cluster.split.sent")
         if self._unreachable:
             log.warning("Redis answers again: the waiting links are sent")
         self._unreachable = False
@@ -283,6 +285,7 @@ class HostSplitExchange:
         except NETWORK_ERRORS:
             self.unacked = pending  # redelivered to this worker only: acknowledging later is safe
             return
+        failpoints.hit("cluster.split.acked")
         self.unacked = []
 
     # -- the cluster's state ------------------------------------------------------------------------
@@ -348,6 +351,7 @@ class HostSplitExchange:
             else:
                 pipe.srem(self.membership.key("streams"), worker)
             pipe.execute()
+        failpoints.hit("cluster.split.rerouted")
         return len(entries)
 
     def close(self) -> None:

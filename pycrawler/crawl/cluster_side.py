@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+from .. import failpoints
 from ..cluster.protocol import Link
 from ..frontier.politeness import Outcome
 from ..records.crawl_url import CrawlUrl
@@ -67,6 +68,7 @@ class ExchangePath:
         if deliveries:
             self._schedule_arrivals([link for delivery in deliveries for link in delivery.links])
             self.frontier.flush()  # an asynchronous Visited table enqueues what it holds
+            failpoints.hit("cluster.arrivals.committed")
             self.exchange.ack(deliveries)
             self._wakeup.set()
         if self.outbox:  # links Redis did not take: try again, with or without pages to finish
@@ -80,6 +82,7 @@ class ExchangePath:
         back = self.forwarded.came_back(links)
         if back:
             self._schedule(back, force=True)
+            failpoints.hit("cluster.forwarded.rescheduled")
             urls = {link.url for link in back}
             links = [link for link in links if link.url not in urls]
         self._schedule(links)
@@ -91,3 +94,4 @@ class ExchangePath:
         if unsent is not None or self.outbox:
             with self.env.begin() as txn:
                 self.outbox.update(unsent, txn)
+            failpoints.hit("cluster.outbox.committed")

@@ -15,7 +15,8 @@ import leaves in the folder the same way:
     (:func:`write_state_files`).
 
 The target must be a new or empty folder (:func:`require_empty_target`): an import never mixes
-with other data.
+with other data. The importer builds it whole or not at all (:func:`pycrawler.whole_folder.building`):
+a killed import leaves no state a crawl would resume, and the same command run again starts over.
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ from typing import Any
 
 import numpy as np
 
+from .. import failpoints
 from ..atomic_write import write_atomically
 from ..errors import BadInput
 from ..progress import meter
+from ..whole_folder import require_new_folder
 
 SEEN_TABLES = ("drum", "bloom", "exact")
 FETCHABLE_SCHEMES = ("http://", "https://")
@@ -40,17 +43,15 @@ def require_empty_target(into: Path | str, seen_table: str) -> Path:
     """``into`` as a Path, when it is a new or empty folder and ``seen_table`` a known table."""
     if seen_table not in SEEN_TABLES:
         raise BadInput(f"the seen table must be one of {', '.join(SEEN_TABLES)}, not {seen_table!r}")
-    into = Path(into)
-    if into.exists() and (not into.is_dir() or any(into.iterdir())):
-        raise BadInput(f"{into} is not an empty folder: import into a new or empty folder")
-    return into
+    return require_new_folder(into, "import")
 
 
 def build_state(into: Path, *, assignment, seen_key: str, seen_table: str,
                 restore: Callable[[Any, Callable[[int], None]], dict[str, Any]],
                 seen_batches: Callable[[Any], Iterable[np.ndarray]], seen_total: Callable[[], int],
                 bloom_fpr: float, bloom_capacity: int | None, progress: bool | None) -> tuple[dict[str, Any], int]:
-    """Make the frontier and seen table of a crawl state in the empty folder ``into``.
+    """Make the frontier and seen table of a crawl state in the empty folder ``into`` (the
+    importer's build of its target).
 
     ``restore(frontier, advance)`` puts the pending URLs into the new
     :class:`~pycrawler.frontier.workqueues.WorkQueueFrontier` (queue ``assignment``, keys of
@@ -65,12 +66,15 @@ def build_state(into: Path, *, assignment, seen_key: str, seen_table: str,
     from ..store import Environment
     from .settings import CrawlConfig
 
-    into.mkdir(parents=True, exist_ok=True)
     with Environment(into, create=True, durability="write_no_sync", config=JE_CONFIG) as env:
         frontier = WorkQueueFrontier(env, None, create=True, assignment=assignment, seen_key=seen_key)
         try:
             with meter("pending", unit="URLs", enabled=progress) as bar:
-                pending = restore(frontier, bar.update)
+                def restored(urls: int) -> None:  # a batch is committed
+                    bar.update(urls)
+                    failpoints.hit("import.pending.restored")
+
+                pending = restore(frontier, restored)
             if seen_table == "bloom" and bloom_capacity is None:
                 # Room for the crawl that continues, not just for what the other crawler saw.
                 bloom_capacity = max(2 * seen_total(), CrawlConfig.bloom_capacity)
@@ -80,6 +84,7 @@ def build_state(into: Path, *, assignment, seen_key: str, seen_table: str,
             with table, meter("seen", total=seen_total, unit="keys", enabled=progress) as bar:
                 for keys in seen_batches(frontier):
                     table.add_batch(keys)
+                    failpoints.hit("import.seen.added")
                     seen += len(keys)
                     bar.update(len(keys))
         finally:

@@ -18,6 +18,9 @@ the seen table (``--seen``: DRUM by default)
     the settings (``seen``, ``queue_policy``, ``canon``, ``seen_key``) and the record of the
     import: source, counts, URLs skipped by scheme.
 
+``DIR`` appears whole or not at all (:mod:`pycrawler.whole_folder`): a killed import leaves no
+state a crawl would resume, and the same command run again starts over.
+
 **Left out**: priorities (they only ordered the frontier, which the ordinals keep), crawler4j's
 ``Statistics`` counters, anchors (pycrawler's records have no field for them), URLs other than
 http(s).
@@ -32,6 +35,7 @@ from typing import Any
 from ..crawl.imported import FETCHABLE_SCHEMES, build_state, require_empty_target, write_state_files
 from ..keys.schemes import DEFAULT_SEEN_KEY, get_seen_key_scheme
 from ..records.crawl_url import encode_many
+from ..whole_folder import building
 from .frontier import DOC_IDS, BATCH, Crawler4jFrontier
 
 MANIFEST = "crawler4j-import.json"
@@ -48,25 +52,27 @@ def import_frontier(frontier: Crawler4jFrontier, into: Path | str, *, seen_table
 
     into = require_empty_target(into, seen_table)
     policy = get_assignment(queue_policy)
-    pending, seen = build_state(
-        into, assignment=policy, seen_key=DEFAULT_SEEN_KEY, seen_table=seen_table,
-        restore=lambda target, advance: _restore_pending(frontier, target, advance),
-        seen_batches=lambda target: (target.keys_of(urls) for urls, _ in frontier.doc_ids()),
-        seen_total=lambda: frontier.count(DOC_IDS), bloom_fpr=bloom_fpr, bloom_capacity=bloom_capacity,
-        progress=progress)
-    settings = {"seen": seen_table, "queue_policy": policy.name,
-                "canon": get_seen_key_scheme(DEFAULT_SEEN_KEY).canonicalizer_for(None), "seen_key": DEFAULT_SEEN_KEY}
-    manifest = {
-        "source": str(frontier.path.resolve()),
-        "log_version": frontier.log_version,
-        "databases": frontier.counts(),
-        "statistics": frontier.statistics(),
-        "frontier": {"kind": "workqueues", "path": ".", **pending},
-        "seen": {"path": SEEN_TABLE_PATHS[seen_table], "kind": seen_table, "keys": seen,
-                 "key_scheme": DEFAULT_SEEN_KEY, "from": DOC_IDS},
-        "crawl_settings": settings,
-    }
-    write_state_files(into, settings, MANIFEST, manifest)
+    with building(into, "import") as build:
+        pending, seen = build_state(
+            build.path, assignment=policy, seen_key=DEFAULT_SEEN_KEY, seen_table=seen_table,
+            restore=lambda target, advance: _restore_pending(frontier, target, advance),
+            seen_batches=lambda target: (target.keys_of(urls) for urls, _ in frontier.doc_ids()),
+            seen_total=lambda: frontier.count(DOC_IDS), bloom_fpr=bloom_fpr, bloom_capacity=bloom_capacity,
+            progress=progress)
+        settings = {"seen": seen_table, "queue_policy": policy.name,
+                    "canon": get_seen_key_scheme(DEFAULT_SEEN_KEY).canonicalizer_for(None),
+                    "seen_key": DEFAULT_SEEN_KEY}
+        manifest = {
+            "source": str(frontier.path.resolve()),
+            "log_version": frontier.log_version,
+            "databases": frontier.counts(),
+            "statistics": frontier.statistics(),
+            "frontier": {"kind": "workqueues", "path": ".", **pending},
+            "seen": {"path": SEEN_TABLE_PATHS[seen_table], "kind": seen_table, "keys": seen,
+                     "key_scheme": DEFAULT_SEEN_KEY, "from": DOC_IDS},
+            "crawl_settings": settings,
+        }
+        write_state_files(build.path, settings, MANIFEST, manifest)
     return manifest
 
 

@@ -31,7 +31,9 @@ Heritrix key the policy does not reproduce (Heritrix 3's ``+N`` parallel queues,
 resolves hosts itself), Heritrix's per-queue and per-host state (budgets, politeness
 snoozes, robots.txt, cookies), and its fetch history (the crawl log stays Heritrix's).
 
-The target must be a new or empty folder: an import never mixes with other data.
+The target must be a new or empty folder: an import never mixes with other data. It appears
+whole or not at all (:mod:`pycrawler.whole_folder`): a killed import leaves no state a crawl
+would resume, and the same command run again starts over.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from ..errors import SetupError
 from ..keys.heritrix_canon import canonicalize_many
 from ..keys.heritrix_fp import create_keys
 from ..records.crawl_url import encode_many
+from ..whole_folder import building
 from .export import DECODE_BATCH, pending_urls, value_decoder
 from .pending import KRYO_NEEDS, cap_queue, is_cap_key, parse_key
 from .state import HeritrixState
@@ -97,28 +100,29 @@ def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", 
     else:
         detected = detect_queue_policy(heritrix_class_keys(state))
     policy = get_assignment(queue_policy or detected)
-    try:
-        frontier, seen = build_state(
-            into, assignment=policy, seen_key=SEEN_KEY, seen_table=seen_table,
-            restore=lambda target, advance: _import_pending(state, target, batch, recovered, advance),
-            seen_batches=lambda _: state.seen_keys(), seen_total=state.seen_count,
-            bloom_fpr=bloom_fpr, bloom_capacity=bloom_capacity, progress=progress)
-    finally:
-        if recovered is not None:
-            recovered.close()   # the journal's pending URLs, spilled to TMPDIR
-    settings = {"seen": seen_table, "queue_policy": policy.name, "canon": "heritrix", "seen_key": SEEN_KEY}
-    manifest = {
-        "source": state.source,
-        "checkpoint": state.checkpoint.name if state.checkpoint else None,
-        "heritrix": state.heritrix,
-        "log_version": state.log_version,
-        "frontier": {"kind": "workqueues", "path": ".", "detected_policy": detected, **frontier},
-        "seen": {"path": SEEN_TABLE_PATHS[seen_table], "kind": seen_table, "keys": seen, "key_scheme": SEEN_KEY},
-        "crawl_settings": settings,
-    }
-    if journal_summary is not None:
-        manifest["recover_log"] = journal_summary
-    write_state_files(into, settings, MANIFEST, manifest)
+    with building(into, "import") as build:
+        try:
+            frontier, seen = build_state(
+                build.path, assignment=policy, seen_key=SEEN_KEY, seen_table=seen_table,
+                restore=lambda target, advance: _import_pending(state, target, batch, recovered, advance),
+                seen_batches=lambda _: state.seen_keys(), seen_total=state.seen_count,
+                bloom_fpr=bloom_fpr, bloom_capacity=bloom_capacity, progress=progress)
+        finally:
+            if recovered is not None:
+                recovered.close()   # the journal's pending URLs, spilled to TMPDIR
+        settings = {"seen": seen_table, "queue_policy": policy.name, "canon": "heritrix", "seen_key": SEEN_KEY}
+        manifest = {
+            "source": state.source,
+            "checkpoint": state.checkpoint.name if state.checkpoint else None,
+            "heritrix": state.heritrix,
+            "log_version": state.log_version,
+            "frontier": {"kind": "workqueues", "path": ".", "detected_policy": detected, **frontier},
+            "seen": {"path": SEEN_TABLE_PATHS[seen_table], "kind": seen_table, "keys": seen, "key_scheme": SEEN_KEY},
+            "crawl_settings": settings,
+        }
+        if journal_summary is not None:
+            manifest["recover_log"] = journal_summary
+        write_state_files(build.path, settings, MANIFEST, manifest)
     return manifest
 
 

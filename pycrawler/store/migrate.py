@@ -9,8 +9,11 @@ and loads each into a new environment. DbDump text carries every key and value b
 byte, and each section's header the database's name and whether it has sorted duplicates
 (plus, here, whether JE prefixes its keys). The records cross JNI in batches on both sides.
 
-The source is opened read-only, so it is left as it was; the target must not exist yet, and
-is removed again if the copy fails, so a failed migration leaves nothing half-copied. The
+The source is opened read-only, so it is left as it was; the target must not exist yet (or be
+an empty folder). The writer loads into ``DST.part``, which takes the target's place only once
+the copy is whole (:mod:`pycrawler.whole_folder`), and is removed if the copy fails: a failed
+or killed migration leaves nothing that looks like a copy, and the same command run again
+starts over. The
 source may be a served environment's address (``py4j://HOST:PORT``): the reader then reads it
 through the gateway, a page of records per round trip, and needs no JE of its own.
 """
@@ -18,16 +21,17 @@ through the gateway, a page of records per round trip, and needs no JE of its ow
 from __future__ import annotations
 
 import os
-import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from .. import jvm
+from .. import failpoints, jvm
 from ..errors import BadInput, PycrawlerError, SetupError
 from ..jar_folder import SETUP_HINT
 from ..je_releases import JeRelease
+from ..whole_folder import building, require_new_folder
 from . import gateway_address, je_choice, logfile
 
 TARGETS = {3: "3.3.98", 7: None, 18: "18.3.12"}
@@ -80,8 +84,7 @@ def migrate(source: str | Path, target: str | Path, to: int, *, je7_jar: str | P
         raise BadInput(f"--to is 3, 7 or 18, not {to}")
     if not served and (not source.is_dir() or not logfile.jdb_files(source)):
         raise BadInput(f"{source} is not a JE environment (no .jdb files)")
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise BadInput(f"{target} exists and is not empty: migrate writes a new environment")
+    require_new_folder(target, "migrate")
     writing_je = writer_je(to, find_je7_jar(je7_jar))
     if served:
         gateway_address.read(source)  # no token, no gateway: one line now rather than from the reader
@@ -90,20 +93,24 @@ def migrate(source: str | Path, target: str | Path, to: int, *, je7_jar: str | P
         reading_je = je_choice.chosen_for(source)
         reading, reader_env = f"reading {source} with {reading_je}", _child_env(reading_je)
     command = [sys.executable, "-m", __name__]
-    reader = subprocess.Popen([*command, "read", str(source)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              env=reader_env)
-    try:
-        writer = subprocess.run([*command, "write", str(target)], stdin=reader.stdout, capture_output=True,
-                                env=_child_env(writing_je))
-    finally:
-        reader.stdout.close()
-        read_errors = reader.stderr.read().decode("utf-8", "replace")
-        reader.wait()
-    if reader.returncode != 0 or writer.returncode != 0:
-        shutil.rmtree(target, ignore_errors=True)
-        message = (read_errors if reader.returncode else writer.stderr.decode("utf-8", "replace")).strip()
-        side = reading if reader.returncode else f"writing {target} with {writing_je}"
-        raise PycrawlerError(f"migration failed {side}: {message.splitlines()[-1] if message else 'no message'}")
+    with building(target, "migrate") as build:
+        reader = subprocess.Popen([*command, "read", str(source)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  env=reader_env)
+        try:  # the writer holds the build's lock too: a run after this one's death waits for it to end
+            writer = subprocess.run([*command, "write", str(build.path)], stdin=reader.stdout, capture_output=True,
+                                    env=_child_env(writing_je), pass_fds=[build.lock_fd])
+        finally:
+            reader.stdout.close()
+            read_errors = reader.stderr.read().decode("utf-8", "replace")
+            reader.wait()
+        if reader.returncode != 0 or writer.returncode != 0:
+            failed = reader if reader.returncode else writer
+            message = (read_errors if reader.returncode else writer.stderr.decode("utf-8", "replace")).strip()
+            if not message:
+                message = (f"killed by {signal.Signals(-failed.returncode).name}" if failed.returncode < 0
+                           else "no message")
+            side = reading if reader.returncode else f"writing {target} with {writing_je}"
+            raise PycrawlerError(f"migration failed {side}: {message.splitlines()[-1]}")
     counts = {}
     for line in writer.stdout.decode().splitlines():
         name, _, count = line.rpartition("\t")
@@ -153,6 +160,7 @@ def _write(target: Path) -> None:
                 keys, values = zip(*chunk)
                 with env.begin() as txn:
                     db.put_many(list(keys), list(values), txn=txn)
+                failpoints.hit("store.migrate.committed")
                 count += len(chunk)
             db.close()
             print(f"{header.database}\t{count}")

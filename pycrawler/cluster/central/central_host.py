@@ -36,6 +36,7 @@ from collections.abc import Callable
 
 import redis
 
+from ... import failpoints
 from ..assignment import LUA_COMMON, HostTable
 from ..membership import host_of
 from ..protocol import decode_links, encode_link
@@ -359,3 +360,4 @@ class CentralHost:
             pipe.xack(self.inbox, CENTRAL_GROUP, *entry_ids)
             pipe.xdel(self.inbox, *entry_ids)
         pipe.execute()
+        failpoints.hit("cluster.central.committed")

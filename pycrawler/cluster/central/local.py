@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import redis
 
+from pycrawler import failpoints
 from pycrawler.keys.fingerprint import fingerprints64
 from pycrawler.seen.cache import UrlCache
 
@@ -92,6 +93,7 @@ class LocalHost:
                           {link.url: discovery_of(link) for link in batch})
             nbytes += send(pipe, self.layout.inbox(self.network), frame)
         pipe.execute()
+        failpoints.hit("cluster.central.sent")
         self.stats["frames_sent"] += len(batches)
         self.stats["sent"] += len(self.unsent)
         self.stats["bytes_sent"] += nbytes
@@ -177,6 +179,7 @@ class LocalHost:
             for worker, batch in moved.items():
                 pipe.xadd(self.layout.task_pool(worker), {"urls": encode_links(batch)})
             pipe.execute()
+            failpoints.hit("cluster.central.forwarded")
             self.stats["forwarded"] += len(links) - len(kept)
         return kept
 
@@ -193,3 +196,4 @@ class LocalHost:
         if self.busy:
             self.busy(pipe)  # new work: the cluster is not done while it is pending
         pipe.execute()
+        failpoints.hit("cluster.central.acked")

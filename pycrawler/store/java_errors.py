@@ -6,16 +6,21 @@ whose databases use the writing program's own classes (a B-tree comparator: JE l
 open the store) fails deep in JE's recovery; the missing class, found among the causes, is
 what the user needs to hear of.
 
-A write refused for space reaches Java as an ``IOException`` whose message is the C library's
-``strerror`` text in the process's locale (the JVM runs in this process, so Python's
-:func:`os.strerror` gives the same text in the same locale): a full disk is recognised by that
-text for ``ENOSPC`` and ``EDQUOT``, in the locale in force and in the C locale, as well as by
-JE's own disk-limit exceptions (JE 7+).
+A full disk is recognised by cause, never by text. A write refused for space reaches Java as
+an ``IOException`` carrying no errno, only the C library's ``strerror`` text in the process's
+locale; JE wraps it (JE 3.3: RunRecoveryException "IOE during write"; JE 7+: LogWriteException).
+So an ``IOException`` among the causes is a full disk when the filesystem of the store, asked
+again now, refuses this process a little space with the errno of a full disk (``ENOSPC`` or
+``EDQUOT``, see :func:`_refuses_space`): what failed JE's write then fails ours. An
+``IOException`` on a filesystem with room (a failing device, a file gone) is not a full disk,
+whatever its text says. JE 7+'s own ``DiskLimitException`` (below ``je.freeDisk``) is one by
+its class.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 
@@ -44,16 +49,62 @@ def _causes(exc) -> list:
     return chain
 
 
-_C_LOCALE_TEXTS = frozenset({"No space left on device", "Disk quota exceeded"})
+def _is_a(throwable, class_name: str) -> bool:
+    """Whether ``throwable``'s class is ``class_name`` or extends it (by name, so that py4j's
+    proxies of a gateway's exceptions answer as JPype's do)."""
+    cls = throwable.getClass()
+    while cls is not None:
+        if str(cls.getName()) == class_name:
+            return True
+        cls = cls.getSuperclass()
+    return False
 
 
-def _says_disk_full(text: str) -> bool:
-    """Whether a Java exception's message is a ``strerror`` text of a full disk (module docstring)."""
-    return any(full in text for full in _C_LOCALE_TEXTS | {os.strerror(n) for n in DISK_FULL_ERRNOS})
+SPACE_PROBE_BYTES = 64 << 10
+"""What the store's filesystem must still give for a failed write not to be a full disk's: a
+write refused for space has first filled the filesystem to its last block."""
 
 
-def _messages(exc) -> list[str]:
-    return [str(cause.getMessage() or "") for cause in _causes(exc)]
+def _refuses_space(folder: str) -> bool:
+    """Whether the filesystem of ``folder`` refuses this process :data:`SPACE_PROBE_BYTES` now
+    for want of space or quota. Asked, as the failed write asked, by allocating them
+    (``posix_fallocate``, which answers by errno) to an unnamed file there (``O_TMPFILE``: the
+    folder gains no entry, even a read-only store's). A filesystem without unnamed files is
+    judged by its free blocks (``statvfs``, blind to quotas)."""
+    try:
+        fd = os.open(folder, os.O_TMPFILE | os.O_WRONLY, 0o600)
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.EISDIR):  # EISDIR: a kernel that predates O_TMPFILE
+            return exc.errno in DISK_FULL_ERRNOS
+        usage = os.statvfs(folder)
+        free_blocks = usage.f_bfree if os.geteuid() == 0 else usage.f_bavail  # root may use the reserve
+        return free_blocks * usage.f_frsize < SPACE_PROBE_BYTES
+    try:
+        os.posix_fallocate(fd, 0, SPACE_PROBE_BYTES)
+    except OSError as exc:
+        return exc.errno in DISK_FULL_ERRNOS
+    finally:
+        os.close(fd)
+    return False
+
+
+def _store_folder(where: str) -> str | None:
+    """The folder of the store that ``where`` names: every caller names the store's folder first,
+    maybe followed by `` database 'name'``, so it is the longest start of ``where`` ending at a
+    space or at its end that is a folder."""
+    ends = [len(where), *(i for i in range(len(where) - 1, 0, -1) if where[i] == " ")]
+    return next((where[:end] for end in ends if os.path.isdir(where[:end])), None)
+
+
+def _disk_full(exc, where: str) -> bool:
+    """Whether ``exc``, raised while working on ``where``, is a full disk's (module docstring)."""
+    causes = _causes(exc)
+    if any(_is_a(cause, "com.sleepycat.je.DiskLimitException") for cause in causes):
+        return True
+    if not any(_is_a(cause, "java.io.IOException") for cause in causes):
+        return False
+    folder = _store_folder(where)
+    return folder is not None and _refuses_space(folder)
 
 
 def _missing_class(exc) -> str | None:
@@ -84,7 +135,7 @@ def translate(exc, where: str, renames: dict[str, str] | None = None) -> Pycrawl
         return SetupError(
             f"{where} has JE log version {m.group(2)}, newer than the loaded JE reads ({m.group(1)}): "
             "open it in a process of its own, where pycrawler chooses a JE that reads it")
-    if "DiskLimit" in cls or any(map(_says_disk_full, _messages(exc))):
+    if _disk_full(exc, where):
         return DiskFull(f"{where}: the disk is full ({msg}): free some space, then run the same command to resume")
     if "EnvironmentLocked" in cls or "lock" in msg.lower() and ("je.lck" in msg or "single writer" in msg):
         return StoreLocked(f"{where} is locked by another process (JE allows one writer): {msg}")

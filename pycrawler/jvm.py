@@ -7,7 +7,9 @@ Class path, in order of precedence:
 
 1. ``PYCRAWLER_CLASSPATH``: jars or folders separated by ``os.pathsep``; a folder adds
    every ``*.jar`` in it and the folder itself (for loose classes). A JE jar there (a Heritrix
-   3 ``lib/`` has ``je-7.5.11.jar``) is the user's JE: it opens every store it reads.
+   3 ``lib/`` has ``je-7.5.11.jar``) is the user's JE: it opens every store it reads. pycrawler
+   knows it by its name, ``je-VERSION.jar``; JE under any other name is refused once Java
+   starts (:func:`check_loaded_je`).
 2. The JE this process runs on (:func:`start`'s ``je``; :mod:`pycrawler.je_releases` chooses
    it per store, by the store's log version, before the JVM starts). Every other JE jar is left
    out: two JEs cannot share a JVM.
@@ -134,9 +136,31 @@ def start(je: JeRelease | None = None) -> None:
         jpype.startJVM(str(java_runtime.libjvm()), *jvm_options(), classpath=cp, convertStrings=False)
     except (OSError, RuntimeError) as exc:
         raise SetupError(f"the JVM did not start: {exc}") from None
+    check_loaded_je(je)
     _started_on = je
     jvm_fault_handlers.keep()
     decouple_collectors()
+
+
+def check_loaded_je(chosen: JeRelease) -> None:
+    """Refuse a JVM that loaded another JE than ``chosen``: pycrawler chooses a store's JE by
+    its jar's name before Java starts, and every check that follows (it reads the store, a
+    write would not upgrade a foreign log: :mod:`pycrawler.store.je_choice`) holds only for the
+    JE that really loaded. A class path entry before ``chosen`` that carries JE (a JE jar whose
+    name says nothing of its version, such as ``je.jar``; a folder or jar bundling JE) wins the
+    class loader's race, and a JE 18 named ``je.jar`` silently upgraded a JE 3.3 store. Until
+    this process exits, :func:`loaded_je` then gives the JE that loaded."""
+    import jpype
+
+    version = je_version()
+    if f"{version}.".startswith(f"{chosen.version}."):  # a jar's name may give fewer digits (je-18.3.jar)
+        return
+    source = jpype.JClass("com.sleepycat.je.JEVersion").class_.getProtectionDomain().getCodeSource()
+    where = (f"from {jpype.JClass('java.nio.file.Paths').get(source.getLocation().toURI())}" if source
+             else "from the JVM's own class path")
+    raise SetupError(f"the class path loads JE {version} {where}, not {chosen}, which pycrawler chose: it knows "
+                     f"a JE by its jar's name before Java starts, so give JE to PYCRAWLER_CLASSPATH only as a jar of "
+                     f"its own named for its version (je-{version}.jar)")
 
 
 def decouple_collectors() -> None:

@@ -12,6 +12,7 @@ them off).
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from heritrix_stores import crawl, write_h1
 from pycrawler import jvm
 from pycrawler.errors import SetupError
 from pycrawler.je_releases import JeRelease, for_new_store, reader_of
+from pycrawler.store.logfile import log_version
 
 KNOWN = ("3.3.98", "4.0.92", "5.0.73", "18.3.12")
 
@@ -111,6 +113,26 @@ def test_a_newer_je_never_writes_into_an_older_store_unless_told(tmp_path, je18_
     assert upgraded.returncode == 0, upgraded.stderr
     listed = cli("store", "ls", state, env=no_user_je())
     assert "JE log version 17" in listed.stdout and "read with JE 18.3.12" in listed.stdout
+
+
+def test_a_je_jar_whose_name_hides_its_version_is_refused_before_it_writes_a_foreign_store(shared, je18_jar,
+                                                                                          tmp_path):
+    """JE 18 as ``je.jar`` won the class loader's race against the JE 3.3 chosen for a log
+    version 6 store, and upgraded it to 17 without a word. The JE that loaded is compared with
+    the one chosen as soon as Java starts."""
+    store = shutil.copytree(shared / "wildje" / "19-polutekape-RestFulApi_For_BankOnTrack-b9ce4dc", tmp_path / "s")
+    store.chmod(0o755)
+    anonymous = shutil.copy(je18_jar, tmp_path / "je.jar")
+    env = no_user_je()
+    env["PYCRAWLER_CLASSPATH"] = os.pathsep.join(filter(None, [str(anonymous), env["PYCRAWLER_CLASSPATH"]]))
+    before = file_states(store)
+    for command in (["store", "load", store, "--db", "extra", "/dev/null"], ["store", "ls", store]):
+        refused = cli(*command, env=env)
+        assert refused.returncode == 3 and len(refused.stderr.splitlines()) == 1, refused.stderr
+        assert f"loads JE 18.3.12 from {anonymous}, not JE 3.3.98" in refused.stderr
+        assert "je-18.3.12.jar" in refused.stderr
+    assert file_states(store) == before
+    assert log_version(store) == 6
 
 
 LONG_READ = textwrap.dedent("""

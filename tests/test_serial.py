@@ -125,6 +125,7 @@ def test_collections_decode_to_lists_dicts_and_sets(everything):
     assert everything["synchronizedMap"] == {"s": "m"}
     assert everything["hashSet"] == {"s1", "s2"}
     assert everything["linkedHashSet"] == {"z", "a"}
+    assert list(everything["linkedHashSet"]) == ["z", "a"]  # a Java set iterates in the order Java did
     assert everything["treeSet"] == {1, 2, 3}
     assert everything["nested"] == {"list": [{"@class": FIXTURES + "Inner", "label": "n", "number": 1}]}
 

@@ -169,28 +169,71 @@ def test_store_lists_and_dumps_as_jes_own_dbdump_and_keeps_every_byte(name, tmp_
             assert "pycrawler-read-only-" not in result["stderr"]
     else:
         assert cannot_open is None and names
-        commands = [["store", "ls", str(store)]]
-        for i, database in enumerate(names):
-            dump = ["store", "dump", str(store), "--db", database]
-            commands += [[*dump, "--format", "dbdump", "-o", f"{out}/{i}.bytevalue"],
-                         [*dump, "--format", "dbdump", "-p", "-o", f"{out}/{i}.print"],
-                         [*dump, "--format", "jsonl", "-o", f"{out}/{i}.jsonl"]]
-        ls, *dumps = run_cli(commands)
-        assert ls["exit"] == 0, ls["stderr"]
-        heading, _columns, *rows = ls["stdout"].splitlines()
-        plural = "s" * (len(names) != 1)
-        assert heading == (f"{store}: JE log version {log_version(source)}, {len(names)} database{plural}, "
-                           f"read with JE {chosen_je(log_version(source))}")
-        assert [re.fullmatch(r" *\d+  (.*)", row).group(1) for row in rows] == names
-        for i, database in enumerate(names):
-            bytevalue, printable, jsonl = dumps[3 * i:3 * i + 3]
-            for result in (bytevalue, printable, jsonl):
-                assert result["exit"] == 0, (database, result["stderr"])
-            for form in ("bytevalue", "print"):
-                ours = without_database_line((out / f"{i}.{form}").read_bytes())
-                assert ours == (tmp_path / "reference" / f"{i}.{form}").read_bytes(), (database, form)
-            lines = [json.loads(line) for line in io.StringIO((out / f"{i}.jsonl").read_text(encoding="utf-8"))]
-            assert [(r["key_hex"], r["value_hex"]) for r in lines] == dump_records(out / f"{i}.bytevalue"), database
+        assert_lists_and_dumps_as_je(store, log_version(source), names, tmp_path / "reference", out)
 
     assert hashes(store) == store_before
     assert hashes(source) == corpus_before
+
+
+def assert_lists_and_dumps_as_je(store: Path, version: int, names: list[str], reference: Path, out: Path) -> None:
+    """``store ls`` lists ``names``; every database's ``store dump`` is JE's own in ``reference``
+    (hex and ``-p``), and its jsonl carries the same records."""
+    commands = [["store", "ls", str(store)]]
+    for i, database in enumerate(names):
+        dump = ["store", "dump", str(store), "--db", database]
+        commands += [[*dump, "--format", "dbdump", "-o", f"{out}/{i}.bytevalue"],
+                     [*dump, "--format", "dbdump", "-p", "-o", f"{out}/{i}.print"],
+                     [*dump, "--format", "jsonl", "-o", f"{out}/{i}.jsonl"]]
+    ls, *dumps = run_cli(commands)
+    assert ls["exit"] == 0, ls["stderr"]
+    heading, _columns, *rows = ls["stdout"].splitlines()
+    plural = "s" * (len(names) != 1)
+    assert heading == (f"{store}: JE log version {version}, {len(names)} database{plural}, "
+                       f"read with JE {chosen_je(version)}")
+    assert [re.fullmatch(r" *\d+  (.*)", row).group(1) for row in rows] == names
+    for i, database in enumerate(names):
+        bytevalue, printable, jsonl = dumps[3 * i:3 * i + 3]
+        for result in (bytevalue, printable, jsonl):
+            assert result["exit"] == 0, (database, result["stderr"])
+        for form in ("bytevalue", "print"):
+            ours = without_database_line((out / f"{i}.{form}").read_bytes())
+            assert ours == (reference / f"{i}.{form}").read_bytes(), (database, form)
+        lines = [json.loads(line) for line in io.StringIO((out / f"{i}.jsonl").read_text(encoding="utf-8"))]
+        assert [(r["key_hex"], r["value_hex"]) for r in lines] == dump_records(out / f"{i}.bytevalue"), database
+
+
+def test_an_empty_newest_log_file_is_passed_over_as_je_passes_it_over(tmp_path, reference_classes):
+    """A JE killed right after it created its next log file leaves it empty; JE's recovery ends
+    the log in the file before, and so does pycrawler's choice of JE (the newest begun file's
+    log version)."""
+    source = corpus_folder("19-polutekape-RestFulApi_For_BankOnTrack-b9ce4dc")
+    reference_home, store = tmp_path / "reference-copy", tmp_path / "store"
+    for copy in (reference_home, store):
+        shutil.copytree(source, copy)
+        (copy / "00000001.jdb").touch()
+    store_before = hashes(store)
+    jar = reading_je(6)
+    names, cannot_open = reference_dump(reference_classes(jar), jar, reference_home, tmp_path / "reference")
+    assert cannot_open is None and names
+    out = tmp_path / "pycrawler"
+    out.mkdir()
+    assert log_version(store) == 6
+    assert_lists_and_dumps_as_je(store, 6, names, tmp_path / "reference", out)
+    assert hashes(store) == store_before
+
+
+def test_a_dpl_catalog_dumps_to_the_same_bytes_under_any_hash_seed(tmp_path):
+    """A DPL catalog holds Java sets (each format's ``supertypes``...): decoded in the order the
+    stream holds them, never in the order a Python set iterates, which follows
+    ``PYTHONHASHSEED``."""
+    store = tmp_path / "store"
+    shutil.copytree(corpus_folder("11-jackpay-DocumentParserToolkit-03243ba"), store)
+    dumps = []
+    for seed in ("1", "2"):
+        done = subprocess.run([sys.executable, "-m", "pycrawler", "store", "dump", str(store), "--db",
+                               "persist#EntityStore#com.sleepycat.persist.formats", "--format", "jsonl"],
+                              capture_output=True, env=os.environ | {"PYTHONHASHSEED": seed}, timeout=120)
+        assert done.returncode == 0, done.stderr
+        dumps.append(done.stdout)
+    assert b'"supertypes": ["' in dumps[0]
+    assert dumps[0] == dumps[1]

@@ -25,6 +25,7 @@ import io
 import json
 import re
 import sys
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -45,7 +46,7 @@ def to_json(value: Any) -> Any:
             return {"@hex": bytes(value).hex()}
     if isinstance(value, (datetime.date, datetime.time)):
         return value.isoformat()
-    if isinstance(value, (set, frozenset, tuple)):
+    if isinstance(value, (AbstractSet, tuple)):
         return list(value)
     if hasattr(value, "__dict__"):
         return vars(value)

@@ -197,9 +197,9 @@ class Environment(Environments):
 
 
 def _log_extent(path: Path) -> tuple[int, int] | None:
-    """(number, size) of the environment's last log file; None when it has none yet."""
-    files = logfile.jdb_files(path)
-    return (int(files[-1].stem, 16), files[-1].stat().st_size) if files else None
+    """(number, size) of the environment's newest begun log file; None when it has none yet."""
+    newest = logfile.newest_begun_file(path)
+    return (int(newest.stem, 16), newest.stat().st_size) if newest else None
 
 
 RECOVERY_SHOWN_AFTER = 1.0

@@ -24,13 +24,24 @@ def jdb_files(path: Path) -> list[Path]:
     return sorted(Path(path).glob("*.jdb"), key=lambda p: p.name)
 
 
+def newest_begun_file(path: Path) -> Path | None:
+    """The environment's newest ``.jdb`` file that has begun; None when there is none.
+
+    An empty newest file is passed over, as JE passes it over: a JE that dies right after
+    creating its next file leaves it empty, and JE's recovery takes the log to end in the file
+    before (JE's own DbDump opens such a store as it is)."""
+    return next((file for file in reversed(jdb_files(path)) if file.stat().st_size > 0), None)
+
+
 def log_version(path: Path) -> int:
-    """The log version of the environment's newest ``.jdb`` file (a JE that opened the store
-    for writing may have started it in its own, newer version)."""
-    files = jdb_files(path)
-    if not files:
+    """The log version of the environment's newest begun ``.jdb`` file (a JE that opened the
+    store for writing may have started it in its own, newer version)."""
+    if not jdb_files(path):
         raise BadInput(f"{path} is not a JE environment (no .jdb files)")
-    return file_log_version(files[-1])
+    newest = newest_begun_file(path)
+    if newest is None:
+        raise BadInput(f"{path} is not a JE environment (its .jdb files are empty)")
+    return file_log_version(newest)
 
 
 def file_log_version(file: Path) -> int:

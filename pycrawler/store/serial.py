@@ -32,7 +32,7 @@ import dataclasses
 import functools
 import re
 import struct
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableSet, Sequence
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
@@ -146,6 +146,39 @@ class JavaObject(dict):
         """What ``class_name``'s own ``writeObject`` (or ``writeExternal``) wrote after its
         fields, or None when that class of the object's hierarchy wrote nothing of its own."""
         return self._written.get(class_name)
+
+
+class JavaSet(MutableSet):
+    """A decoded Java set (``HashSet``, ``TreeSet``, ``Set.of``...): a set, iterated in the order
+    the stream holds its elements, which is the order the Java set iterated them in when it was
+    written. A Python set would iterate in an order that follows ``PYTHONHASHSEED``, and so would
+    every output made from it. Hashed by its elements, as Java's ``AbstractSet.hashCode`` is, so
+    that a set can be a map key or a member of another set as it can in Java."""
+
+    __slots__ = ("_elements",)
+
+    def __init__(self, elements: Iterable = ()):
+        self._elements = dict.fromkeys(elements)
+
+    def __contains__(self, element) -> bool:
+        return element in self._elements
+
+    def __iter__(self):
+        return iter(self._elements)
+
+    def __len__(self) -> int:
+        return len(self._elements)
+
+    def add(self, element) -> None:
+        self._elements[element] = None
+
+    def discard(self, element) -> None:
+        self._elements.pop(element, None)
+
+    __hash__ = MutableSet._hash
+
+    def __repr__(self) -> str:
+        return f"JavaSet({list(self._elements)!r})"
 
 
 class BlockData(bytes):
@@ -607,11 +640,9 @@ def _objects(values: dict | None) -> list:
 
 
 def _hashable(value):
-    """A decoded value usable as a dict key or set member (lists become tuples, sets frozensets)."""
+    """A decoded value usable as a dict key or set member (lists become tuples)."""
     if isinstance(value, list):
         return tuple(_hashable(v) for v in value)
-    if isinstance(value, (set, frozenset)):
-        return frozenset(value)
     if type(value) is dict:
         return tuple((k, _hashable(v)) for k, v in value.items())
     return value
@@ -639,14 +670,12 @@ def _map_of(owner: str, null_ends: bool = False):
 
 
 def _set_of(owner: str, skip: int = 0, field: str | None = None):
-    def finish(target: set, slices: dict) -> set:
+    def finish(target: JavaSet, slices: dict) -> JavaSet:
         values = slices.get(owner, {})
         items = values.get(field) if field else _objects(values)[skip:]
-        if isinstance(items, dict):  # a set backed by a map field: its keys
-            items = list(items)
-        target.update(_hashable(x) for x in items or ())
+        target |= map(_hashable, items or ())  # a set backed by a map field: its keys
         return target
-    return _Known(finish, set)
+    return _Known(finish, JavaSet)
 
 
 def _wrapped(target: JavaObject, slices: dict):
@@ -730,7 +759,7 @@ def _immutable_collection(target: JavaObject, slices: dict):
     if kind == 1:
         return items
     if kind == 2:
-        return {_hashable(x) for x in items}
+        return JavaSet(map(_hashable, items))
     if kind == 3:
         return {_hashable(k): v for k, v in zip(items[0::2], items[1::2])}
     return _flatten(target, slices)
@@ -763,10 +792,10 @@ def _known_classes() -> dict[str, _Known]:
         "java.util.concurrent.CopyOnWriteArraySet": _set_of("java.util.concurrent.CopyOnWriteArraySet", field="al"),
         "java.util.EnumSet$SerializationProxy": _set_of("java.util.EnumSet$SerializationProxy", field="elements"),
         "java.util.Collections$EmptyList": _Known(lambda t, s: []),
-        "java.util.Collections$EmptySet": _Known(lambda t, s: set()),
+        "java.util.Collections$EmptySet": _Known(lambda t, s: JavaSet()),
         "java.util.Collections$EmptyMap": _Known(lambda t, s: {}),
         "java.util.Collections$SingletonList": _Known(lambda t, s: [_flatten(t, s)["element"]]),
-        "java.util.Collections$SingletonSet": _Known(lambda t, s: {_hashable(_flatten(t, s)["element"])}),
+        "java.util.Collections$SingletonSet": _Known(lambda t, s: JavaSet([_hashable(_flatten(t, s)["element"])])),
         "java.util.Collections$SingletonMap": _Known(_singleton_map),
         "java.util.CollSer": _Known(_immutable_collection),
         "java.lang.Boolean": _value_field(bool),

@@ -30,16 +30,19 @@ from pycrawler.frontier.pending_records import NORMAL
 BATCH_URLS = 4096  # heritrix.export.DECODE_BATCH and crawler4j.frontier.BATCH: more, for a second batch
 LOAD_BATCH = 10_000  # cli.store.LOAD_BATCH_RECORDS
 
-_SNAPSHOT = """
+_RUN_THEN_READ = """
 import json, sys
+from cli_runs import run
 from pycrawler import store
-with store.open(sys.argv[1], read_only=True) as env:
-    records = {}
+argv, target = json.loads(sys.argv[1]), sys.argv[2]
+[result] = run([argv])
+result["databases"] = {}
+with store.open(target, read_only=True) as env:
     for name in env.database_names():
         db = env.open_database(name)
-        records[name] = [[key.hex(), value.hex()] for key, value in db.items()]
+        result["databases"][name] = [[key.hex(), value.hex()] for key, value in db.items()]
         db.close()
-json.dump(records, sys.stdout)
+json.dump(result, sys.stdout)
 """
 
 
@@ -52,16 +55,25 @@ def pycrawler(*args, failpoint: str | None = None, env: dict[str, str] | None = 
                           text=True, env=environment, timeout=300)
 
 
-def contents(folder: Path) -> dict[str, object]:
-    """What a folder holds for its user: every JE database's records (read by the JE the store
-    needs, in a process of its own) and every other file's bytes (JE's own lock and info files
-    left out)."""
-    done = subprocess.run([sys.executable, "-c", _SNAPSHOT, str(folder)], cwd=ROOT, capture_output=True, text=True,
-                          env=with_je(None), timeout=300)
+def run_then_read(command: list, target: Path) -> tuple[dict, dict[str, object]]:
+    """Run the pycrawler ``command``, then read what ``target`` holds for its user: every JE
+    database's records and every other file's bytes (JE's own lock and info files left out).
+    One process for both, so one JVM start: the records are read by the JE the command ran on.
+    Returns (exit, stdout, stderr of the command; the contents)."""
+    done = subprocess.run([sys.executable, "-c", _RUN_THEN_READ, json.dumps(list(map(str, command))), str(target)],
+                          cwd=ROOT / "tests", capture_output=True, text=True, env=with_je(None), timeout=300)
     assert done.returncode == 0, done.stderr
-    files = {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*"))
+    result = json.loads(done.stdout)
+    files = {str(path.relative_to(target)): path.read_bytes() for path in sorted(target.rglob("*"))
              if path.is_file() and path.suffix != ".jdb" and not path.name.startswith("je.")}
-    return {"databases": json.loads(done.stdout), "files": files}
+    return result, {"databases": result.pop("databases"), "files": files}
+
+
+def uninterrupted_result(command: list, target: Path) -> dict[str, object]:
+    """What ``command`` leaves at ``target`` run without a kill."""
+    result, contents = run_then_read(command, target)
+    assert result["exit"] == 0, result["stderr"]
+    return contents
 
 
 def partial(target: Path) -> Path:
@@ -76,16 +88,17 @@ def kill_then_rerun(command: list, target: Path, failpoint: str, uninterrupted: 
     """Kill ``command`` (which builds ``target``) at ``failpoint``, check what is left, run it again."""
     assert failpoint.partition(":")[0] in POINTS
     assert_killed(pycrawler(*command, failpoint=failpoint))
-    if failpoint.startswith("folder.build.renamed"):  # whole already: a second run is refused, in one line
-        assert not partial(target).exists()
-        again = pycrawler(*command)
-        assert again.returncode == 2 and again.stderr.count("\n") == 1 and "is not an empty folder" in again.stderr
-    else:  # nothing there to take for a result; the second run clears DIR.part and starts over
+    whole = failpoint.startswith("folder.build.renamed")
+    if not whole:  # nothing there to take for a result, only DIR.part
         assert not target.exists() and partial(target).is_dir()
-        again = pycrawler(*command)
-        assert again.returncode == 0, again.stderr
-        assert not partial(target).exists()
-    assert contents(target) == uninterrupted
+    again, contents = run_then_read(command, target)
+    if whole:  # a second run is refused, in one line
+        assert again["exit"] == 2 and again["stderr"].count("\n") == 1, again["stderr"]
+        assert "is not an empty folder" in again["stderr"]
+    else:  # the second run cleared DIR.part and started over
+        assert again["exit"] == 0, again["stderr"]
+    assert not partial(target).exists()
+    assert contents == uninterrupted
 
 
 # -- heritrix import ------------------------------------------------------------------------------
@@ -98,9 +111,9 @@ def heritrix_job(tmp_path_factory) -> tuple[Path, dict]:
     urls = [Queued(f"host{i % 3}.example", f"http://host{i % 3}.example/p{i}", None, "", NORMAL, 1, i + 1, False)
             for i in range(BATCH_URLS + 50)]
     write_h1(folder / "state", urls, [u.uri for u in urls[:100]])
-    done = pycrawler("heritrix", "import", folder / "state", "--into", folder / "uninterrupted")
-    assert done.returncode == 0, done.stderr
-    return folder / "state", contents(folder / "uninterrupted")
+    target = folder / "uninterrupted"
+    command = ["heritrix", "import", folder / "state", "--into", target]
+    return folder / "state", uninterrupted_result(command, target)
 
 
 @pytest.mark.parametrize("failpoint", ["import.pending.restored", "import.pending.restored:2", "import.seen.added",
@@ -125,9 +138,8 @@ def crawler4j_frontier(writers, tmp_path_factory) -> tuple[Path, dict]:  # noqa:
     for i in range(BATCH_URLS + 50):
         script.schedule(f"http://{'ab'[i % 2]}.example/p{i}", seed, 1)
     frontier = write_frontier(writers["4.2"], folder / "crawl" / "frontier", script, True)
-    done = pycrawler("crawler4j", "import", frontier, "--into", folder / "uninterrupted")
-    assert done.returncode == 0, done.stderr
-    return frontier, contents(folder / "uninterrupted")
+    target = folder / "uninterrupted"
+    return frontier, uninterrupted_result(["crawler4j", "import", frontier, "--into", target], target)
 
 
 @pytest.mark.parametrize("failpoint", ["import.pending.restored", "import.pending.restored:2", "import.seen.added",
@@ -144,7 +156,8 @@ _WRITE_STORE = """
 import sys
 from pycrawler.store import Environment
 with Environment(sys.argv[1], create=True) as env:
-    env.open_database("plain", create=True).put_many([b"k%05d" % i for i in range(300)], [b"v" * (i % 7) for i in range(300)])
+    env.open_database("plain", create=True).put_many([b"k%05d" % i for i in range(300)],
+                                                     [b"v" * (i % 7) for i in range(300)])
     env.open_database("dups", create=True, sorted_duplicates=True).put_many([b"a", b"a", b"b"], [b"1", b"2", b"3"])
 """
 
@@ -157,9 +170,9 @@ def je_store(tmp_path_factory) -> tuple[Path, dict]:
     done = subprocess.run([sys.executable, "-c", _WRITE_STORE, str(folder / "source")], cwd=ROOT,
                           capture_output=True, text=True, env=with_je(None), timeout=300)
     assert done.returncode == 0, done.stderr
-    copied = pycrawler("store", "migrate", folder / "source", folder / "uninterrupted", "--to", "3")
-    assert copied.returncode == 0, copied.stderr
-    return folder / "source", contents(folder / "uninterrupted")
+    target = folder / "uninterrupted"
+    command = ["store", "migrate", folder / "source", target, "--to", "3"]
+    return folder / "source", uninterrupted_result(command, target)
 
 
 @pytest.mark.parametrize("failpoint", ["folder.build.written", "folder.build.renamed"])
@@ -179,8 +192,9 @@ def test_a_migration_whose_writer_is_killed_fails_in_one_line_and_leaves_nothing
     assert failed.returncode == 1 and failed.stderr.count("\n") == 1
     assert "migration failed writing" in failed.stderr and "killed by SIGKILL" in failed.stderr
     assert not target.exists() and not partial(target).exists()
-    assert pycrawler("store", "migrate", source, target, "--to", "3").returncode == 0
-    assert contents(target) == uninterrupted
+    again, contents = run_then_read(["store", "migrate", source, target, "--to", "3"], target)
+    assert again["exit"] == 0, again["stderr"]
+    assert contents == uninterrupted
 
 
 # -- store load -----------------------------------------------------------------------------------
@@ -195,9 +209,9 @@ def dump_file(tmp_path_factory) -> tuple[Path, dict]:
     records = sorted((b"key%06d" % (i // 2), b"value%d" % i) for i in range(LOAD_BATCH + 500))
     with open(folder / "records.dump", "wb") as out, DbDumpWriter(out, database="db", dupsort=True) as writer:
         writer.write_many(records)
-    done = pycrawler("store", "load", folder / "uninterrupted", folder / "records.dump")
-    assert done.returncode == 0, done.stderr
-    return folder / "records.dump", contents(folder / "uninterrupted")
+    target = folder / "uninterrupted"
+    command = ["store", "load", target, folder / "records.dump"]
+    return folder / "records.dump", uninterrupted_result(command, target)
 
 
 @pytest.mark.parametrize("failpoint", ["store.load.committed", "store.load.committed:2"])
@@ -207,6 +221,6 @@ def test_a_killed_store_load_run_again_ends_as_an_uninterrupted_one(dump_file, t
     records, uninterrupted = dump_file
     target = tmp_path / "store"
     assert_killed(pycrawler("store", "load", target, records, failpoint=failpoint))
-    again = pycrawler("store", "load", target, records)
-    assert again.returncode == 0, again.stderr
-    assert contents(target) == uninterrupted
+    again, contents = run_then_read(["store", "load", target, records], target)
+    assert again["exit"] == 0, again["stderr"]
+    assert contents == uninterrupted

@@ -46,13 +46,16 @@ json.dump(result, sys.stdout)
 """
 
 
-def pycrawler(*args, failpoint: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    environment = dict(env or with_je(None))
-    environment.pop(ARM_VARIABLE, None)
-    if failpoint:
-        environment[ARM_VARIABLE] = failpoint
+def command_env(failpoint: str | None = None) -> dict[str, str]:
+    """The environment of every process here: no JE named, so each command runs on the JE the
+    build chooses for its input (whatever JE leg the tests run in), armed with ``failpoint``."""
+    environment = {name: value for name, value in with_je(None).items() if name != ARM_VARIABLE}
+    return environment | ({ARM_VARIABLE: failpoint} if failpoint else {})
+
+
+def pycrawler(*args, failpoint: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pycrawler", *map(str, args)], cwd=ROOT, capture_output=True,
-                          text=True, env=environment, timeout=300)
+                          text=True, env=command_env(failpoint), timeout=300)
 
 
 def run_then_read(command: list, target: Path) -> tuple[dict, dict[str, object]]:
@@ -61,7 +64,7 @@ def run_then_read(command: list, target: Path) -> tuple[dict, dict[str, object]]
     One process for both, so one JVM start: the records are read by the JE the command ran on.
     Returns (exit, stdout, stderr of the command; the contents)."""
     done = subprocess.run([sys.executable, "-c", _RUN_THEN_READ, json.dumps(list(map(str, command))), str(target)],
-                          cwd=ROOT / "tests", capture_output=True, text=True, env=with_je(None), timeout=300)
+                          cwd=ROOT / "tests", capture_output=True, text=True, env=command_env(), timeout=300)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     files = {str(path.relative_to(target)): path.read_bytes() for path in sorted(target.rglob("*"))
@@ -168,7 +171,7 @@ def je_store(tmp_path_factory) -> tuple[Path, dict]:
     uninterrupted ``store migrate --to 3``."""
     folder = tmp_path_factory.mktemp("migrate")
     done = subprocess.run([sys.executable, "-c", _WRITE_STORE, str(folder / "source")], cwd=ROOT,
-                          capture_output=True, text=True, env=with_je(None), timeout=300)
+                          capture_output=True, text=True, env=command_env(), timeout=300)
     assert done.returncode == 0, done.stderr
     target = folder / "uninterrupted"
     command = ["store", "migrate", folder / "source", target, "--to", "3"]

@@ -27,6 +27,12 @@ choose another: JE's batches are throughput work, and G1 (the JDK's default) spe
 share on concurrent work that a two-core machine takes from JE itself (key-ordered TODO
 batches: put 97k -> 125k, get 81k -> 91k records/s; the work-queue frontier's schedule 109k ->
 138k URLs/s; see docs/benchmarks.md). A process that has started the JVM must not ``fork()``.
+A fatal JVM error's file (``hs_err_pid*.log``) goes to a crawl's state folder or the temporary
+folder (:func:`error_file`), never the working folder. ``-Xrs``: the JVM installs no handler
+for SIGINT, SIGTERM, SIGHUP or SIGQUIT, so Python's handlers stay in place from the first
+instant of the JVM's start (:mod:`pycrawler.crawl.stop_signals`); the JVM's would end the
+process with no word and nothing closed. SIGQUIT then prints no Java thread dump (``jstack``
+and ``jcmd`` need ``-XX:+StartAttachListener`` in ``PYCRAWLER_JVM_OPTS``).
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import tempfile
 from pathlib import Path
 
 from . import java_runtime, je_releases, jvm_fault_handlers
@@ -113,10 +120,30 @@ DEFAULT_COLLECTOR = "-XX:+UseParallelGC"
 _COLLECTOR = re.compile(r"^-XX:\+Use\w+GC$")
 
 
+_error_folder: Path | None = None
+
+
+def keep_error_files_in(folder: Path) -> None:
+    """Have the JVM write its fatal-error file (``hs_err_pid<pid>.log``) into ``folder``, a
+    crawl's state folder, when it starts later in this process (see :func:`error_file`)."""
+    global _error_folder
+    _error_folder = Path(folder).resolve()
+
+
+def error_file() -> str:
+    """Where the JVM writes its fatal-error file, as ``-XX:ErrorFile`` takes it (``%p``: the
+    process id): in the folder of :func:`keep_error_files_in`, else in the temporary folder;
+    never in the user's working folder, the JVM's own choice. The JVM's report of a fatal
+    error names the file."""
+    folder = str(_error_folder or Path(tempfile.gettempdir())).replace("%", "%%")
+    return os.path.join(folder, "hs_err_pid%p.log")
+
+
 def jvm_options() -> list[str]:
     user = shlex.split(os.environ.get("PYCRAWLER_JVM_OPTS", ""))
     collector = [] if any(_COLLECTOR.match(opt) for opt in user) else [DEFAULT_COLLECTOR]
-    return [f"-Xmx{os.environ.get('PYCRAWLER_HEAP', DEFAULT_HEAP)}", "-Xss4m", *collector, *user]
+    return [f"-Xmx{os.environ.get('PYCRAWLER_HEAP', DEFAULT_HEAP)}", "-Xss4m", f"-XX:ErrorFile={error_file()}",
+            "-Xrs", *collector, *user]
 
 
 _started_on: JeRelease | None = None
@@ -133,7 +160,11 @@ def start(je: JeRelease | None = None) -> None:
     je = je or je_releases.for_new_store(TARGET, user_je())
     cp = [str(p) for p in classpath(je)]
     try:
-        jpype.startJVM(str(java_runtime.libjvm()), *jvm_options(), classpath=cp, convertStrings=False)
+        # interrupt=False: JPype leaves SIGINT and SIGTERM to Python's handlers (its own would
+        # end the process at once, or interrupt Java's main thread in the middle of JE's I/O);
+        # -Xrs (jvm_options) keeps the JVM's own off them while it starts.
+        jpype.startJVM(str(java_runtime.libjvm()), *jvm_options(), classpath=cp, convertStrings=False,
+                       interrupt=False)
     except (OSError, RuntimeError) as exc:
         raise SetupError(f"the JVM did not start: {exc}") from None
     check_loaded_je(je)

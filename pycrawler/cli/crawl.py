@@ -13,7 +13,7 @@ from ..crawl.settings import CrawlConfig, parse_delay
 from ..crawl.scope import SCOPES, server
 from ..crawl.stop_signals import StopSignals
 from ..errors import BadInput, PycrawlerError
-from ..jvm import crawl_jvm
+from ..jvm import crawl_jvm, keep_error_files_in
 from ..progress import add_option as add_progress_option
 from .cluster import add_worker_options, join
 from .plain import first_line
@@ -132,16 +132,18 @@ def run_crawl(args: argparse.Namespace) -> int:
     for name, value in crawl_jvm(args.je_cache_mb).items():
         os.environ.setdefault(name, value)
     config = config_from(args)
-    with StopSignals() as signals:  # joining a cluster is start-up too
+    keep_error_files_in(args.state)
+    with StopSignals() as signals:  # joining a cluster is start-up too, and the summary's lines close the run
         exchange = join(args, [s.strip() for s in args.seeds if s.strip()])
         try:
             summary = _crawl(Crawler(config, exchange), args.state, signals)
         finally:
             if exchange is not None:
                 exchange.close()
-    _print_summary(summary, args.state)
-    if summary.signal is not None:
-        return 128 + summary.signal
+        _print_summary(summary, args.state)
+        stopped_by = summary.signal or signals.caught  # caught: a signal that came after the close
+    if stopped_by is not None:
+        return 128 + stopped_by
     return 130 if summary.interrupted else 0
 
 

@@ -1,0 +1,77 @@
+"""The ``pycrawler`` console script and ``python -m pycrawler``: stop signals handled from the start.
+
+Importing the command line takes a second or more (numpy, numba, JPype and every command
+group), and a SIGINT or SIGTERM then must end the run as at any later instant: one line and
+128 + its number, never Python's defaults (death by SIGTERM, a trace for SIGINT). So the first
+thing this module does, before it imports anything else, is to note those signals; then the
+handler of :mod:`pycrawler.crawl.stop_signals` takes over for the life of the process (a crawl
+takes it over in turn for its own phases). What is left uncovered is the interpreter's own
+start, before the first line of this module runs.
+
+The end is covered too. After the exit hooks (the JVM's shutdown among them) the interpreter
+tears its modules down with Python's signal handling switched off, a few hundred ms with
+numpy, numba and LLVM loaded, and a SIGTERM there would kill the process with no word. That
+teardown has nothing of pycrawler's to write, so the process ends after the last exit hook.
+"""
+
+from __future__ import annotations
+
+import atexit
+import signal
+
+_noted: list[int] = []
+for _signum in (signal.SIGINT, signal.SIGTERM):  # while the handler's own modules load
+    signal.signal(_signum, lambda signum, frame: _noted.append(signum))
+
+
+def _end_after_the_exit_hooks() -> None:
+    """Registered first, so run last of the exit hooks: end the process before the teardown,
+    with the command's exit code (or 128 + a signal that came since)."""
+    if _signals is not None and _signals.exit_code is not None:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # a closed or broken pipe: nothing more to say on it
+                stream.flush()
+        os._exit(_signals.exit_code)
+
+
+atexit.register(_end_after_the_exit_hooks)
+
+import contextlib  # (after the signals are noted)
+import os
+import sys
+
+from .crawl.stop_signals import COMMAND, Interrupted, StopSignals
+
+_signals: StopSignals | None = None
+"""The process's handler, from :func:`main` on."""
+
+
+def main() -> int:
+    global _signals
+    _signals = signals = StopSignals().__enter__()  # never exited: the process's handler until it ends
+    exit_code = None
+    try:
+        exit_code = _run_command(signals)
+    except SystemExit as exit_:  # argparse's --help or usage error
+        if exit_.code is None or isinstance(exit_.code, int):
+            exit_code = exit_.code or 0
+        raise
+    finally:
+        signals.exiting(exit_code)
+    return exit_code
+
+
+def _run_command(signals: StopSignals) -> int:
+    try:
+        if _noted:  # before the handler was in place
+            signals.caught = _noted[0]
+        signals.checkpoint()
+        from .cli import main as run_command
+
+        signals.checkpoint()  # a signal noted during the imports
+        signals.phase = COMMAND
+        return run_command()
+    except Interrupted as stopped:  # outside the command's own error handling: imports, arguments
+        print(f"pycrawler: {stopped}", file=sys.stderr)
+        return stopped.exit_code
+

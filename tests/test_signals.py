@@ -1,0 +1,155 @@
+"""SIGTERM and SIGINT at any instant of ``pycrawler crawl``, from launch to exit.
+
+Every run a signal stops ends in one of the two forms the contract allows, with the exit code
+128 + n: one line on stderr (``pycrawler: stopped by SIGTERM during start-up: ...``), or the
+crawl's summary on stdout (and at most that line). Never death by the signal, a silent exit,
+JPype's "Fatal error in exception handling" (an abort), a Python trace, or a JVM error file
+(``hs_err_pid*.log``) in the user's working folder; and the same command then resumes.
+
+The instants are placed on what the test sees of the child from outside, so that every phase
+is hit whatever the machine's speed: its signal handler in place (``/proc/PID/status``; before
+that the interpreter is still starting, and its defaults rule), the JVM loaded
+(``/proc/PID/maps``), JE's first log file, the first page served, the last page served (the
+flush, the close, the summary, the JVM's and the interpreter's shutdown); each with offsets.
+Children run a few at a time.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from crawl_sites import DANGLING, CountingServer, write_site
+
+CONSOLE_SCRIPT = Path(sys.executable).with_name("pycrawler")
+CHILDREN_AT_ONCE = 4
+SUMMARY_END = "crawl.log:"  # the summary's last line
+
+# anchor -> seconds after it; the anchors in the order a run passes them
+INSTANTS = {
+    "handler": (0, 0.01, 0.05, 0.15, 0.4),           # the imports: numpy, numba, JPype, the command groups
+    "jvm": (0, 0.02, 0.06, 0.15),                    # the JVM's start, JPype's own set-up, the JE check
+    "log": (0, 0.03, 0.1, 0.25),                     # JE's open, the seen table, the frontier, the outputs
+    "first fetch": (0, 0.1),                          # fetching
+    "last fetch": (0, 0.03, 0.08, 0.15, 0.25, 0.4, 0.6),  # flush, close, summary, shutdown
+}
+
+
+@dataclass(frozen=True)
+class Instant:
+    signum: int
+    anchor: str
+    offset: float
+    resume: bool = False
+
+    def __str__(self) -> str:
+        resumed = ", then resumed" if self.resume else ""
+        return f"{signal.Signals(self.signum).name} at {self.anchor} + {self.offset:g} s{resumed}"
+
+
+CASES = [Instant(signum, anchor, offset) for signum in (signal.SIGTERM, signal.SIGINT)
+         for anchor, offsets in INSTANTS.items() for offset in offsets]
+RESUMED = [Instant(signal.SIGTERM, "log", 0.03, resume=True), Instant(signal.SIGINT, "first fetch", 0.05, resume=True)]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    root = tmp_path_factory.mktemp("site")
+    return root, write_site(root, 12, seed=11) | {DANGLING}
+
+
+def _catches_sigterm(pid: int) -> bool:
+    with open(f"/proc/{pid}/status") as status:
+        caught = next(int(line.split()[1], 16) for line in status if line.startswith("SigCgt:"))
+    return bool(caught & (1 << (signal.SIGTERM - 1)))
+
+
+def _jvm_loaded(pid: int) -> bool:
+    with open(f"/proc/{pid}/maps") as maps:
+        return "libjvm.so" in maps.read()
+
+
+def _wait_for(anchor: str, child: subprocess.Popen, state: Path, server: CountingServer, pages: int) -> None:
+    served = lambda: sum(server.page_counts().values())  # noqa: E731
+    reached = {
+        "handler": lambda: _catches_sigterm(child.pid),
+        "jvm": lambda: _jvm_loaded(child.pid),
+        "log": lambda: (state / "00000000.jdb").exists(),
+        "first fetch": lambda: served() >= 1,
+        "last fetch": lambda: served() >= pages,
+    }[anchor]
+    deadline = time.monotonic() + 60
+    while child.poll() is None and time.monotonic() < deadline:
+        try:
+            if reached():
+                return
+        except OSError:  # the child's /proc entry is gone: it ended
+            pass
+        time.sleep(0.002)
+    raise AssertionError(f"the crawl never reached {anchor} (exit {child.poll()})")
+
+
+def _broken_contract(instant: Instant, child: subprocess.Popen, out: str, err: str, cwd: Path) -> str | None:
+    """What is wrong with how a signalled run ended (None: nothing)."""
+    lines = err.splitlines()
+    stopped = f"pycrawler: stopped by {signal.Signals(instant.signum).name}"
+    if child.returncode != 128 + instant.signum:
+        return f"exit {child.returncode}"
+    if "Fatal error" in out + err or "Traceback" in err:
+        return "an abort or a trace"
+    if error_files := list(cwd.rglob("hs_err_pid*.log")):
+        return f"a JVM error file: {error_files}"
+    if SUMMARY_END in out:
+        return None if len(lines) <= 1 and all(line.startswith(stopped) for line in lines) else "more than one line"
+    return None if len(lines) == 1 and lines[0].startswith(stopped) else "neither one line nor the summary"
+
+
+def _signalled_run(instant: Instant, site, tmp_path: Path) -> tuple[bool, str | None]:
+    """Run the crawl in a folder of its own and signal it at ``instant``: (whether the signal
+    came before the run ended, what went wrong if anything)."""
+    root, pages = site
+    cwd = tmp_path / "".join(c if c.isalnum() or c in "+." else "_" for c in str(instant))
+    cwd.mkdir()
+    state = cwd / "state"
+    server = CountingServer(root)
+    with server as base:
+        command = [str(CONSOLE_SCRIPT), "crawl", base + "index.html", "--state", str(state), "--no-progress",
+                   "--delay", "0", "--parse-workers", "1"]
+        child = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            _wait_for(instant.anchor, child, state, server, len(pages))
+            time.sleep(instant.offset)
+            if child.poll() is not None:  # the run was over before this instant
+                return False, None if child.returncode == 0 else f"exit {child.returncode} before the signal"
+            child.send_signal(instant.signum)
+            out, err = child.communicate(timeout=60)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.communicate()
+        if broken := _broken_contract(instant, child, out, err, cwd):
+            return True, f"{broken}; stdout ends {out[-200:]!r}, stderr {err[-600:]!r}"
+        if instant.resume:
+            resumed = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=120)
+            if resumed.returncode != 0 or not pages <= set(server.page_counts()):
+                return True, f"did not resume: exit {resumed.returncode}, {resumed.stderr[-400:]!r}"
+    return True, None
+
+
+def test_a_signal_at_any_instant_ends_in_one_line_or_the_summary_and_the_same_command_resumes(site, tmp_path):
+    assert CONSOLE_SCRIPT.is_file(), f"no console script {CONSOLE_SCRIPT}: install pycrawler (scripts/setup)"
+    with concurrent.futures.ThreadPoolExecutor(CHILDREN_AT_ONCE) as pool:
+        runs = dict(zip(CASES + RESUMED, pool.map(lambda instant: _signalled_run(instant, site, tmp_path),
+                                                 CASES + RESUMED)))
+    problems = {str(instant): problem for instant, (_, problem) in runs.items() if problem}
+    assert not problems, "\n".join(f"{instant}: {problem}" for instant, problem in problems.items())
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signalled = [instant for instant, (came, _) in runs.items() if came and instant.signum == signum]
+        assert len(signalled) >= 20, f"only {len(signalled)} {signal.Signals(signum).name}s came before the run ended"
+    assert all(runs[instant][0] for instant in RESUMED)

@@ -17,6 +17,7 @@ Children run a few at a time.
 from __future__ import annotations
 
 import concurrent.futures
+import os
 import signal
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from crawl_sites import DANGLING, CountingServer, write_site
+from crawl_sites import DANGLING, ROOT, CountingServer, write_site
 
 CONSOLE_SCRIPT = Path(sys.executable).with_name("pycrawler")
 CHILDREN_AT_ONCE = 4
@@ -33,11 +34,11 @@ SUMMARY_END = "crawl.log:"  # the summary's last line
 
 # anchor -> seconds after it; the anchors in the order a run passes them
 INSTANTS = {
-    "handler": (0, 0.01, 0.05, 0.15, 0.4),           # the imports: numpy, numba, JPype, the command groups
-    "jvm": (0, 0.02, 0.06, 0.15),                    # the JVM's start, JPype's own set-up, the JE check
-    "log": (0, 0.03, 0.1, 0.25),                     # JE's open, the seen table, the frontier, the outputs
+    "handler": (0, 0.02, 0.1, 0.4),                   # the imports: numpy, numba, JPype, the command groups
+    "jvm": (0, 0.03, 0.08, 0.2),                      # the JVM's start, JPype's own set-up, the JE check
+    "log": (0, 0.03, 0.1, 0.25),                      # JE's open, the seen table, the frontier, the outputs
     "first fetch": (0, 0.1),                          # fetching
-    "last fetch": (0, 0.03, 0.08, 0.15, 0.25, 0.4, 0.6),  # flush, close, summary, shutdown
+    "last fetch": (0, 0.03, 0.08, 0.15, 0.3, 0.5),   # flush, close, summary, the JVM's shutdown, the exit
 }
 
 
@@ -153,3 +154,33 @@ def test_a_signal_at_any_instant_ends_in_one_line_or_the_summary_and_the_same_co
         signalled = [instant for instant, (came, _) in runs.items() if came and instant.signum == signum]
         assert len(signalled) >= 20, f"only {len(signalled)} {signal.Signals(signum).name}s came before the run ended"
     assert all(runs[instant][0] for instant in RESUMED)
+
+
+FATAL_JVM_ERROR = """
+import sys
+from pathlib import Path
+from pycrawler import jvm
+if len(sys.argv) > 1:
+    jvm.keep_error_files_in(Path(sys.argv[1]))
+jvm.start()
+import jpype
+unsafe = jpype.JClass("sun.misc.Unsafe").class_.getDeclaredField("theUnsafe")
+unsafe.setAccessible(True)
+unsafe.get(None).putAddress(0, 0)  # a write to address 0: the JVM dies of a fatal error
+"""
+
+
+@pytest.mark.parametrize("kept_in_state", [True, False], ids=["state folder", "temporary folder"])
+def test_a_fatal_jvm_error_leaves_its_file_in_the_state_or_temporary_folder_and_names_it(tmp_path, kept_in_state):
+    working, temporary = tmp_path / "working", tmp_path / "tmp"
+    folder = working / "state" if kept_in_state else temporary
+    for made in (working, temporary, folder):
+        made.mkdir(exist_ok=True)
+    crashed = subprocess.run([sys.executable, "-c", FATAL_JVM_ERROR, *([str(folder)] if kept_in_state else [])],
+                             cwd=working, capture_output=True, text=True, timeout=120,
+                             env=os.environ | {"PYTHONPATH": str(ROOT), "TMPDIR": str(temporary),
+                                               "PYCRAWLER_JVM_OPTS": "-XX:-CreateCoredumpOnCrash"})
+    assert crashed.returncode != 0, crashed.stderr  # 1: without a core dump the JVM exits, not aborts
+    (error_file,) = folder.glob("hs_err_pid*.log")
+    assert not list(working.glob("hs_err_pid*.log"))
+    assert str(error_file) in crashed.stdout

@@ -49,3 +49,24 @@ def test_a_jvm_out_of_heap_says_so_and_not_that_the_store_is_damaged(monkeypatch
                       "state database 'pending'")
     assert isinstance(error, SetupError) and "damaged" not in str(error)
     assert str(error).startswith("state database 'pending': the JVM ran out of heap (PYCRAWLER_HEAP=1g)")
+
+
+def test_a_class_of_another_version_is_a_class_version_mismatch_naming_the_class_and_both_uids():
+    # JE deserializes a database's B-tree comparator to open the store; a comparator class of
+    # another serialVersionUID fails there, and JE calls the log damaged (LOG_INTEGRITY). JE 7+
+    # chains Java's InvalidClassException; JE 3.3 keeps only its text.
+    jvm.start()
+    reason = "local class incompatible: stream classdesc serialVersionUID = 1, local class serialVersionUID = 2"
+    invalid = jpype.JClass("java.io.InvalidClassException")("org.example.ReverseOrder", reason)
+    je18 = java_exception("(JE 18.3.12) /tmp/s last LSN=0x0/0x8dc LOG_INTEGRITY: Log information is incorrect",
+                          java_exception("Exception while trying to load Btree", invalid))
+    je3 = java_exception("(JE 3.3.98) last LSN=0x0/0x644", java_exception(
+        f"(JE 3.3.98) Exception while trying to load Btree: java.io.InvalidClassException: org.example.ReverseOrder; "
+        f"{reason}"))
+    for wrapped in (je18, je3):
+        error = translate(wrapped, "/tmp/s")
+        assert isinstance(error, SetupError) and error.exit_code == 3
+        assert str(error) == ("/tmp/s holds objects of the class org.example.ReverseOrder with serialVersionUID 1, "
+                              "and the class path has a version of the class with serialVersionUID 2: a class-version "
+                              "mismatch, not damage: put the version of the class that the writing program used on "
+                              "PYCRAWLER_CLASSPATH")

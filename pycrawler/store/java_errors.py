@@ -28,6 +28,8 @@ from ..errors import DISK_FULL_ERRNOS, BadInput, DiskFull, PycrawlerError, Setup
 
 _LOG_VERSION = re.compile(r"Expected log version (\d+) or earlier but found (\d+)")
 _MISSING_CLASS = ("java.lang.ClassNotFoundException", "java.lang.NoClassDefFoundError")
+_INVALID_CLASS = re.compile(r"java\.io\.InvalidClassException: ([\w.$]+); (.*)")
+_SERIAL_VERSION_UIDS = re.compile(r"stream classdesc serialVersionUID = (-?\d+), local class serialVersionUID = (-?\d+)")
 
 
 def _message(exc) -> str:
@@ -115,6 +117,25 @@ def _missing_class(exc) -> str | None:
     return None
 
 
+def _class_version_mismatch(exc, where: str) -> SetupError | None:
+    """The error for ``exc`` when Java could not read a stored object because the class path
+    holds another version of its class (JE deserializes a B-tree comparator to open a store):
+    the class named, and both ``serialVersionUID`` values when that is the difference. JE 7+
+    chains Java's ``InvalidClassException``; JE 3.3 keeps only its text, in the message of the
+    exception it wraps. JE's own outer message calls the log damaged (JE 7+: ``LOG_INTEGRITY``)
+    or says nothing of use (JE 3.3: ``last LSN=...``)."""
+    found = next(filter(None, (_INVALID_CLASS.search(str(cause.toString())) for cause in _causes(exc))), None)
+    if found is None:
+        return None
+    name, reason = found.groups()
+    uids = _SERIAL_VERSION_UIDS.search(reason)
+    differs = (f"serialVersionUID {uids.group(1)}, and the class path has a version of the class with "
+               f"serialVersionUID {uids.group(2)}" if uids else f"a form the class path's version of the class "
+               f"cannot read ({reason.strip()})")
+    return SetupError(f"{where} holds objects of the class {name} with {differs}: a class-version mismatch, not "
+                      "damage: put the version of the class that the writing program used on PYCRAWLER_CLASSPATH")
+
+
 def _out_of_heap(exc) -> bool:
     return any(str(cause.getClass().getName()) == "java.lang.OutOfMemoryError" for cause in _causes(exc))
 
@@ -131,6 +152,8 @@ def translate(exc, where: str, renames: dict[str, str] | None = None) -> Pycrawl
         return SetupError(
             f"{where} needs the class {missing} of the program that wrote it (JE loads such classes, a "
             "B-tree comparator say, to open the store): put that program's jar on PYCRAWLER_CLASSPATH")
+    if mismatch := _class_version_mismatch(exc, where):
+        return mismatch
     if m := _LOG_VERSION.search(msg):
         return SetupError(
             f"{where} has JE log version {m.group(2)}, newer than the loaded JE reads ({m.group(1)}): "

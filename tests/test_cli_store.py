@@ -327,7 +327,10 @@ def test_debug_shows_the_trace(tmp_path):
     assert done.returncode == 2 and "Traceback" in done.stderr
 
 
-def test_a_locked_store_refuses_a_second_writer_but_lets_readers_in(copied):
+def test_a_locked_store_refuses_a_second_writer_but_lets_readers_in_and_neither_leaves_a_file(copied):
+    """JE 7+ starts its own log file (``je.info.N``) before it takes the store's lock: a refused
+    load left a new ``je.info.0.1`` in the store. Neither the refused writer nor the reader
+    adds a file or changes a byte."""
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys
         from pycrawler.store import Environment
@@ -339,10 +342,13 @@ def test_a_locked_store_refuses_a_second_writer_but_lets_readers_in(copied):
         assert holder.stdout.readline().strip() == "open"
         dump = copied.parent / "one.jsonl"
         dump.write_text(json.dumps({"key_hex": "00", "value_hex": ""}) + "\n")
+        held = snapshot(copied)
         assert_one_line_error(pycrawler("store", "load", copied, "--db", "raw", dump), 4, "locked")
-        # JE 3.3 readers take a shared lock beside the writer's exclusive one: ls still works.
+        assert snapshot(copied) == held
+        # JE readers take a shared lock beside the writer's exclusive one: ls still works.
         done = pycrawler("store", "ls", copied)
         assert done.returncode == 0 and "urls" in done.stdout, done.stderr
+        assert snapshot(copied) == held
     finally:
         holder.communicate("", timeout=60)
     assert records(copied, "raw") == RAW

@@ -62,6 +62,7 @@ class Environment(Environments):
         self.transactional = transactional
         self._env = None
         self._view: Path | None = None
+        self._je_log: Path | None = None
         self._databases: list = []
         self._check_path(create)
         je_choice.start_for(self.path)
@@ -80,7 +81,7 @@ class Environment(Environments):
             cfg.setDurability(_durability(durability))
         settings = dict(config or {})
         if jvm.je_major() >= 7:
-            settings = settings | JE7_READ_ONLY if read_only else JE7_WRITABLE | settings
+            settings = settings | JE7_READ_ONLY if read_only else JE7_WRITABLE | settings | self._je_log_elsewhere()
         for name, value in settings.items():
             cfg.setConfigParam(name, str(value))
         home = self._read_only_view() if read_only else self.path
@@ -91,7 +92,7 @@ class Environment(Environments):
                 self._env = _recovering(self.path, lambda: jpype.JClass("com.sleepycat.je.Environment")(
                     jpype.JClass("java.io.File")(str(home)), cfg))
         except BaseException:
-            self._remove_view()
+            self._remove_temporary_folders()
             raise
         self.access = LocalAccess(self._env)
         if read_only and log_extent is not None:
@@ -125,10 +126,26 @@ class Environment(Environments):
                 (self._view / entry.name).symlink_to(entry.resolve())
         return self._view
 
-    def _remove_view(self) -> None:
-        if self._view is not None:
-            shutil.rmtree(self._view, ignore_errors=True)
-            self._view = None
+    def _je_log_elsewhere(self) -> dict[str, str]:
+        """The setting that puts JE's own log (``je.info.N``) of a writable open in a private
+        folder, removed at close. JE 7+ starts that log in the environment's folder before it
+        takes the environment's lock, whatever its level is set to: an open refused because
+        another process holds the store left a new ``je.info.0.1`` beside the holder's
+        ``je.info.0``, and a refused open is to leave the store as it was. pycrawler reports JE's
+        failures itself, in one line. JE's statistics files (``je.stat.csv``, ``je.config.csv``)
+        follow the log there. (JE 7 releases that cannot be told where keep both in the store.)"""
+        import jpype
+
+        if not hasattr(jpype.JClass("com.sleepycat.je.EnvironmentConfig"), "FILE_LOGGING_DIRECTORY"):
+            return {}
+        self._je_log = Path(tempfile.mkdtemp(prefix="pycrawler-je-log-"))
+        return {"je.file.logging.directory": str(self._je_log)}
+
+    def _remove_temporary_folders(self) -> None:
+        """Remove the read-only view and JE's log folder of this open, if it made them."""
+        for folder in filter(None, (self._view, self._je_log)):
+            shutil.rmtree(folder, ignore_errors=True)
+        self._view = self._je_log = None
 
     def _check_path(self, create: bool) -> None:
         if not self.path.exists():
@@ -189,7 +206,7 @@ class Environment(Environments):
             with je_errors(str(self.path)):
                 env.close()
         finally:
-            self._remove_view()
+            self._remove_temporary_folders()
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else ("read-only" if self.read_only else "open")

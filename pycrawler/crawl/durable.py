@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .. import failpoints
+
 _TAIL_CHUNK = 1 << 16
 
 
@@ -48,4 +50,5 @@ def cut_torn_line(path: str | Path) -> int:
             file.truncate(end)
             file.flush()
             os.fsync(file.fileno())
+            failpoints.hit("durable.torn_line_cut")
         return size - end

@@ -86,7 +86,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import jvm
+from .. import failpoints, jvm
 from ..atomic_write import write_atomically
 from ..cluster.protocol import Link, LinkExchange
 from ..errors import BadInput, PycrawlerError
@@ -185,6 +185,7 @@ class Crawler(FlushPath, ExchangePath):
         chosen["canon"] = get_seen_key_scheme(chosen["seen_key"]).canonicalizer_for(chosen["canon"])
         self.config = dataclasses.replace(self.config, **chosen)
         write_atomically(path, json.dumps(chosen | {"seeds": self.seeds}, indent=1) + "\n")
+        failpoints.hit("crawl.settings_written")
 
     def _open(self) -> None:
         config = self.config
@@ -258,6 +259,7 @@ class Crawler(FlushPath, ExchangePath):
         moment would leave them, which the next run recovers from: closing writes (JE's
         checkpoint, the Visited table's files), and on a full disk such a write would be torn."""
         self.outputs.close()
+        failpoints.hit("crawl.close.outputs_closed")
         if self.gateway is not None:  # before the stores: nobody else reads or writes them from here on
             self.gateway.close()
         with contextlib.suppress(Exception):  # counts for the summary, read only
@@ -277,6 +279,7 @@ class Crawler(FlushPath, ExchangePath):
         if self.stats_log is not None:
             self.stats_log.close()
         self.frontier.close()
+        failpoints.hit("crawl.close.frontier_closed")
         self.visited.close()
         self.env.close()
 

@@ -16,6 +16,7 @@ import asyncio
 import dataclasses
 import time
 
+from .. import failpoints
 from ..cluster.protocol import Link
 from ..frontier.politeness import RETRY, Outcome
 from ..parse.links import Hop
@@ -102,6 +103,7 @@ class FlushPath:
 
     def _commit(self, finished: list[Finished]) -> None:
         self.outputs.flush()
+        failpoints.hit("flush.outputs_written")
         redirect = Hop.REDIRECT.value
         # Plain tuples in Link's field order: a lone crawl's hot path builds no named tuples.
         links = [(link, item.layer if hop == redirect else item.layer + 1, item.hop_path + hop, item.url)
@@ -110,19 +112,24 @@ class FlushPath:
         if exchange is not None:  # links to other workers' hosts leave; this worker schedules its own
             links = exchange.add([Link._make(link) for link in links])
         self._schedule(links)
+        failpoints.hit("flush.links_enqueued")
         if exchange is not None:  # the links this flush found, and its forwards, are in Redis before its pages count as done
             unsent = exchange.flush()
+            failpoints.hit("flush.links_sent")
         fetches = [f for f in finished if f.record is not None]  # the others were handed over, not fetched
         self.fetched.put_many([url_key(f.url) for f in fetches], [f.record for f in fetches])
+        failpoints.hit("flush.fetched_written")
         completions = ((f.url, f.outcome) for f in finished)
         forwarded = [f.url for f in finished if f.forwarded]
         if unsent is None and not self.outbox and not forwarded:
             self.frontier.completed_many(completions)
+            failpoints.hit("flush.completions_committed")
         else:
             with self.env.begin() as txn:  # what Redis did not take, and what was handed over, are durable with the pages
                 self.outbox.update(unsent, txn)
                 self.forwarded.mark(forwarded, txn)
                 self.frontier.completed_many(completions, txn=txn)
+            failpoints.hit("flush.outbox_committed")
         if exchange is not None:
             done = [f.url for f in fetches if f.outcome.kind != RETRY]  # a retried URL is fetched again
             if done:
@@ -130,6 +137,7 @@ class FlushPath:
                 # before its own-host links were committed would never have them crawled.
                 exchange.fetched(done, self.frontier.keys_of(done))
                 self._flush_exchange()
+                failpoints.hit("flush.fetched_announced")
 
     def _schedule(self, links: list[Link] | list[tuple[str, int, str, str | None]], force: bool = False) -> None:
         """Put links in the frontier, each at its layer with its hop path and via (``force``:

@@ -14,6 +14,7 @@ import contextlib
 from collections.abc import Iterable
 from pathlib import Path
 
+from .. import failpoints
 from ..atomic_write import sync_directory
 from ..errors import DISK_FULL_ERRNOS, DiskFull, PycrawlerError
 from ..fetch.client import FetchResult
@@ -85,7 +86,9 @@ class CrawlOutputs:
         """Everything written so far reaches the OS (with ``fsync``, the disk): the engine
         calls this before it commits completions."""
         with self._writing():
-            for output in self._open():
+            self.log.flush()
+            failpoints.hit("outputs.log_flushed")
+            for output in self._open()[1:]:  # the WARC file and the trace, after crawl.log
                 output.flush()
 
     def close(self) -> None:

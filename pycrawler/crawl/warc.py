@@ -44,7 +44,7 @@ from warcio.exceptions import ArchiveLoadFailed
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from .. import __version__
+from .. import __version__, failpoints
 from ..atomic_write import sync_directory
 from ..fetch.client import FetchResult
 from ..parse.links import Outlink
@@ -53,6 +53,10 @@ from .digest import payload_digest
 from .durable import sync_file
 
 DEFAULT_MAX_SIZE = 1_000_000_000  # Heritrix's default WARC size
+MAX_SIZE_VARIABLE = "PYCRAWLER_WARC_MAX_SIZE"
+"""For crash tests only: a writer's ``max_size`` when none is given, in place of
+:data:`DEFAULT_MAX_SIZE`, so that a crawl of a few hundred pages finishes WARC files while it
+runs, not only when it closes (tests/crashpoints.py sets it)."""
 OPEN_SUFFIX = ".open"
 _DROPPED_RESPONSE_HEADERS = frozenset({"transfer-encoding"})
 
@@ -66,11 +70,12 @@ def warc_date(epoch: float) -> str:
 class WarcWriter:
     """Writes fetches into rotating WARC files under ``directory`` (created if missing)."""
 
-    def __init__(self, directory: str | Path, *, prefix: str = "pycrawler", max_size: int = DEFAULT_MAX_SIZE,
+    def __init__(self, directory: str | Path, *, prefix: str = "pycrawler", max_size: int | None = None,
                  compress: bool = True, operator: str | None = None, fsync: bool = False):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
-        self.prefix, self.max_size, self.compress, self.operator = prefix, max_size, compress, operator
+        self.prefix, self.compress, self.operator = prefix, compress, operator
+        self.max_size = max_size or int(os.environ.get(MAX_SIZE_VARIABLE) or DEFAULT_MAX_SIZE)
         self.fsync = fsync  # flush() and the rename of a full file reach the disk, not only the OS
         self.files: list[Path] = []  # finished files, in order
         self._serial = 0
@@ -152,6 +157,7 @@ class WarcWriter:
         """Close the current file and drop its ``.open`` suffix."""
         sync_file(self._file, self.fsync)
         self._path.with_name(self._path.name + OPEN_SUFFIX).rename(self._path)
+        failpoints.hit("warc.file.finished")
         self._file.close()
         if self.fsync:
             sync_directory(self.directory)
@@ -312,12 +318,15 @@ def repair(path: str | Path, on_read: Callable[[int], object] | None = None) -> 
         if end < size:
             file.truncate(end)
         os.fsync(file.fileno())
+    failpoints.hit("warc.repair.cut")
     final = path.with_name(path.name.removesuffix(OPEN_SUFFIX))
     if records == 0:
         path.unlink()
+        failpoints.hit("warc.repair.renamed")
         return Repair(path, 0, size, removed=True)
     if final != path:
         path.rename(final)
+    failpoints.hit("warc.repair.renamed")
     sync_directory(path.parent)
     return Repair(final, records, size - end)
 

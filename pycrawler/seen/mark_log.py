@@ -25,6 +25,7 @@ import struct
 
 import numpy as np
 
+from .. import failpoints
 from ..store.packing import pack
 from .protocol import SynchronousVisited, Visited, as_keys
 
@@ -53,8 +54,10 @@ class MarkLog(SynchronousVisited):
         records = list(self.log.items())
         for _, keys in records:
             self.table.add_many(np.frombuffer(keys, dtype=">u8").astype(np.uint64))
+            failpoints.hit("marklog.replaying")
         if records:
             self.log.delete_many(pack([key for key, _ in records]))
+            failpoints.hit("marklog.replayed")
 
     def add_many(self, keys, txn=None) -> np.ndarray:
         """Check now, mark once ``txn`` (or a transaction of its own) has committed: True
@@ -72,11 +75,14 @@ class MarkLog(SynchronousVisited):
             record = _SEQUENCE.pack(self._next)
             self._next += 1
             self.log.put(record, fresh.astype(">u8").tobytes(), txn=txn)
+            failpoints.hit("marklog.logged")
             txn.after_commit(functools.partial(self._mark, record, fresh))
         return new
 
     def _mark(self, record: bytes, keys: np.ndarray) -> None:
+        failpoints.hit("marklog.committed")
         self.table.add_many(keys)
+        failpoints.hit("marklog.marked")
         self._marked.append(record)
 
     def contains_many(self, keys) -> np.ndarray:

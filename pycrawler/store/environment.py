@@ -21,7 +21,7 @@ import threading
 import time
 from pathlib import Path
 
-from .. import jvm
+from .. import failpoints, jvm
 from ..errors import BadInput
 from ..progress import status_line
 from . import je_choice, logfile
@@ -95,6 +95,8 @@ class Environment(Environments):
             self._remove_temporary_folders()
             raise
         self.access = LocalAccess(self._env)
+        if not read_only:
+            failpoints.hit("je.recovered")
         if read_only and log_extent is not None:
             self._check_log_end(*log_extent)
 
@@ -202,11 +204,15 @@ class Environment(Environments):
             db.close()
         self._databases.clear()
         env, self._env = self._env, None
+        if not self.read_only:
+            failpoints.hit("je.closing")
         try:
             with je_errors(str(self.path)):
                 env.close()
         finally:
             self._remove_temporary_folders()
+        if not self.read_only:
+            failpoints.hit("je.closed")
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else ("read-only" if self.read_only else "open")

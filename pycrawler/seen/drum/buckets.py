@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ... import failpoints
 from .blobs import Blobs
 
 HEADER = struct.Struct("<4sIBBQI")  # magic, count, flags, uniform op, payload bytes, crc32
@@ -142,6 +143,7 @@ class DiskBucket:
             _write_chunk(self._aux, AUX_MAGIC, n, HAS_AUX, 0,
                          [ops.aux.lengths().astype("<u4"), ops.aux.data[ops.aux.offsets[0]:ops.aux.offsets[-1]]])
         self._aux.flush()
+        failpoints.hit("drum.bucket.aux_appended")
         flags, op, parts = 0, 0, [ops.keys.astype("<u8", copy=False)]
         if isinstance(ops.ops, np.ndarray):
             flags |= HAS_OPS
@@ -201,13 +203,15 @@ class DiskBucket:
         copy of its operations). Reopening before that commit replays this generation only,
         so nothing may be appended to the next one in between."""
         self.close()
-        paths = (self._path("kv"), self._path("aux"))
+        kv, aux = self._path("kv"), self._path("aux")
         self.generation += 1
         self.size = 0
 
         def delete() -> None:
-            for path in paths:
-                path.unlink(missing_ok=True)
+            failpoints.hit("drum.merge.committed")
+            kv.unlink(missing_ok=True)
+            failpoints.hit("drum.merge.kv_removed")
+            aux.unlink(missing_ok=True)
 
         return delete
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ... import failpoints
 from ...errors import BadInput
 from ...store import Environment
 from .blobs import Blobs
@@ -121,6 +122,7 @@ class Drum:
         survive a crash (kill -9) and are merged after reopening, as if never interrupted."""
         for b in range(self.num_buckets):
             self._spill(b)
+        failpoints.hit("drum.buffers.persisted")
 
     def close(self) -> None:
         """Synchronize, then release the files and the repository (idempotent)."""
@@ -252,6 +254,7 @@ class Drum:
                 self._merge(b, txn)
         if self.merges > merged:
             self.rounds += 1
+            failpoints.hit("drum.round.merged")
 
     def _merge(self, b: int, txn=None) -> None:
         disk = self._disk[b]
@@ -262,6 +265,7 @@ class Drum:
         called = time.perf_counter()
         result = self.repository.merge(b, disk.generation, ops.keys, ops.ops, ops.values,
                                        want_values="duplicate_key_check" in self._wanted, txn=txn)
+        failpoints.hit("drum.merge.written")
         # Committed (blocks + marker), or committing with txn: this generation must never merge again.
         self.merges += 1
         self._keys += result.added

@@ -8,6 +8,7 @@ and ``bytes`` compactly, anything else pickled (the bucket files are this table'
 
 from __future__ import annotations
 
+import os
 import pickle
 from collections.abc import Sequence
 from typing import Any
@@ -21,6 +22,11 @@ from .dispatcher import Dispatcher
 from .engine import Drum
 
 _STR, _BYTES, _PICKLE, _INDEX = b"s", b"b", b"p", b"i"
+
+BUCKET_BYTES_VARIABLE = "PYCRAWLER_DRUM_BUCKET_BYTES"
+"""For crash tests only: a disk bucket's size (bytes) that starts a merge round, in place of
+:class:`Drum`'s 8 MB, so that a crawl of a few hundred pages also merges inside the enqueue
+of a flush, not only when its frontier runs dry (tests/crashpoints.py sets it)."""
 _INDEX_CODE = _INDEX[0]
 
 
@@ -90,6 +96,8 @@ class DrumVisited(Visited):
     """
 
     def __init__(self, path, **drum_options):
+        if small := os.environ.get(BUCKET_BYTES_VARIABLE):
+            drum_options.setdefault("bucket_bytes", int(small))
         self._answers: np.ndarray | None = None
         self.drum = Drum(path, _Route(self), **drum_options)
 

@@ -3,11 +3,18 @@ like the single-record calls they replace; transactions commit or vanish as a wh
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from pycrawler.errors import BadInput
 from pycrawler.store import Environment
+from pycrawler.store.environment import JE_LOG_PREFIX, _remove_je_logs_of_dead_processes
 from pycrawler.store.packing import pack, pack_fixed, u64_keys, unpack
 
 
@@ -127,3 +134,18 @@ def test_cache_stats_count_the_reads_the_cache_could_not_answer(tmp_path):
     assert after["cache_misses"] - before["cache_misses"] >= len(keys) // 2
     assert 0 < after["cache_bytes"] <= 2 << 20
     assert after["cache_max_bytes"] == 1 << 20
+
+
+def test_the_je_log_folders_of_dead_processes_are_removed_and_live_ones_kept():
+    """A writable open under JE 7+ keeps JE's log in a temporary folder of its process's own,
+    removed at close; a process killed before its close (a crawl is made to be killed) leaves
+    it behind, and the next writable open removes it."""
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = Path(tempfile.mkdtemp(prefix=f"{JE_LOG_PREFIX}{int(ended.stdout)}-"))
+    live = Path(tempfile.mkdtemp(prefix=f"{JE_LOG_PREFIX}{os.getpid()}-"))
+    (dead / "je.info.0").touch()
+    try:
+        _remove_je_logs_of_dead_processes()
+        assert not dead.exists() and live.is_dir()
+    finally:
+        live.rmdir()

@@ -32,13 +32,15 @@ from .java_worker import JavaWorker
 
 DURABILITY = ("sync", "write_no_sync", "no_sync")
 LOCK_FILE = "je.lck"
-JE7_READ_ONLY = {
+JE7_QUIET = {
     "je.stats.collect": "false",                          # je.stat.csv, je.config.csv
     "com.sleepycat.je.util.FileHandler.level": "OFF",     # je.info.N
 }
 """JE 7 keeps statistics and a log file in the environment's folder, appended by background
-threads; a read-only open turns both off so that it writes nothing there, however long it runs
-(these settings win over the caller's). JE 3.3 has neither, and refuses unknown settings."""
+threads; every open turns both off (over the caller's settings), so that a read-only open
+writes nothing there, however long it runs. A writable open's JE still creates its log file,
+empty, and is told to make it elsewhere (:meth:`Environment._je_log_elsewhere`). JE 3.3 has
+neither, and refuses unknown settings."""
 JE7_WRITABLE = {"je.freeDisk": str(256 << 20)}
 """JE 7 refuses writes while the disk has less than ``je.freeDisk`` free (5 GB by default, sized
 for its own large deployments); pycrawler's stores ask for 256 MB. A caller's value wins (a
@@ -81,7 +83,9 @@ class Environment(Environments):
             cfg.setDurability(_durability(durability))
         settings = dict(config or {})
         if jvm.je_major() >= 7:
-            settings = settings | JE7_READ_ONLY if read_only else JE7_WRITABLE | settings | self._je_log_elsewhere()
+            defaults = {} if read_only else JE7_WRITABLE
+            forced = JE7_QUIET if read_only else JE7_QUIET | self._je_log_elsewhere()
+            settings = defaults | settings | forced
         for name, value in settings.items():
             cfg.setConfigParam(name, str(value))
         home = self._read_only_view() if read_only else self.path
@@ -133,14 +137,15 @@ class Environment(Environments):
         folder, removed at close. JE 7+ starts that log in the environment's folder before it
         takes the environment's lock, whatever its level is set to: an open refused because
         another process holds the store left a new ``je.info.0.1`` beside the holder's
-        ``je.info.0``, and a refused open is to leave the store as it was. pycrawler reports JE's
-        failures itself, in one line. JE's statistics files (``je.stat.csv``, ``je.config.csv``)
-        follow the log there. (JE 7 releases that cannot be told where keep both in the store.)"""
+        ``je.info.0``, and a refused open is to leave the store as it was. (The log stays empty:
+        :data:`JE7_QUIET`; pycrawler reports JE's failures itself, in one line. JE 7 releases that
+        cannot be told where keep it in the store.)"""
         import jpype
 
         if not hasattr(jpype.JClass("com.sleepycat.je.EnvironmentConfig"), "FILE_LOGGING_DIRECTORY"):
             return {}
-        self._je_log = Path(tempfile.mkdtemp(prefix="pycrawler-je-log-"))
+        _remove_je_logs_of_dead_processes()
+        self._je_log = Path(tempfile.mkdtemp(prefix=f"{JE_LOG_PREFIX}{os.getpid()}-"))
         return {"je.file.logging.directory": str(self._je_log)}
 
     def _remove_temporary_folders(self) -> None:
@@ -217,6 +222,30 @@ class Environment(Environments):
     def __repr__(self) -> str:
         state = "closed" if self.closed else ("read-only" if self.read_only else "open")
         return f"<Environment {str(self.path)!r} {state}>"
+
+
+JE_LOG_PREFIX = "pycrawler-je-log-"
+"""The temporary folders of JE's logs (:meth:`Environment._je_log_elsewhere`), named by the
+process: ``pycrawler-je-log-PID-XXXX``."""
+
+
+def _remove_je_logs_of_dead_processes() -> None:
+    """Remove the JE log folders that processes killed before their close left behind (a crawl
+    is made to be killed), so that they do not pile up in the temporary folder."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{JE_LOG_PREFIX}*-*"):
+        pid = folder.name[len(JE_LOG_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not _running(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it does, and is another user's
+        pass
+    return True
 
 
 def _log_extent(path: Path) -> tuple[int, int] | None:

@@ -29,7 +29,8 @@ from ..errors import DISK_FULL_ERRNOS, BadInput, DiskFull, PycrawlerError, Setup
 _LOG_VERSION = re.compile(r"Expected log version (\d+) or earlier but found (\d+)")
 _MISSING_CLASS = ("java.lang.ClassNotFoundException", "java.lang.NoClassDefFoundError")
 _INVALID_CLASS = re.compile(r"java\.io\.InvalidClassException: ([\w.$]+); (.*)")
-_SERIAL_VERSION_UIDS = re.compile(r"stream classdesc serialVersionUID = (-?\d+), local class serialVersionUID = (-?\d+)")
+_SERIAL_VERSION_UIDS = re.compile(r"stream classdesc serialVersionUID = (-?\d+), "
+                                  r"local class serialVersionUID = (-?\d+)")
 
 
 def _message(exc) -> str:

@@ -24,8 +24,10 @@ from heritrix_stores import Queued, write_h1
 from test_crawler4j import Script, write_frontier, writers  # noqa: F401 (writers: a fixture)
 
 from pycrawler.atomic_write import PARTIAL_SUFFIX
+from pycrawler.errors import BadInput
 from pycrawler.failpoints import ARM_VARIABLE, POINTS
 from pycrawler.frontier.pending_records import NORMAL
+from pycrawler.whole_folder import building
 
 BATCH_URLS = 4096  # heritrix.export.DECODE_BATCH and crawler4j.frontier.BATCH: more, for a second batch
 LOAD_BATCH = 10_000  # cli.store.LOAD_BATCH_RECORDS
@@ -102,6 +104,28 @@ def kill_then_rerun(command: list, target: Path, failpoint: str, uninterrupted: 
         assert again["exit"] == 0, again["stderr"]
     assert not partial(target).exists()
     assert contents == uninterrupted
+
+
+def test_a_folder_appears_whole_and_a_build_under_way_is_not_cleared_by_a_second_one(tmp_path):
+    target = tmp_path / "new"
+    with building(target, "import") as build:
+        (build.path / "half").write_text("written")
+        with pytest.raises(BadInput, match="being written by another import"), building(target, "import"):
+            pass
+        assert (build.path / "half").exists() and not target.exists()
+    assert (target / "half").read_text() == "written" and not partial(target).exists()
+
+    left = tmp_path / "left"  # what a killed build leaves: the next one starts from nothing
+    partial(left).mkdir()
+    (partial(left) / "stale").write_text("a dead build's")
+    with building(left, "import") as build:
+        assert list(build.path.iterdir()) == []
+
+    failing = tmp_path / "failing"
+    with pytest.raises(ZeroDivisionError), building(failing, "import") as build:
+        (build.path / "half").write_text("written")
+        1 / 0
+    assert not failing.exists() and not partial(failing).exists()
 
 
 # -- heritrix import ------------------------------------------------------------------------------

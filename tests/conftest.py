@@ -23,8 +23,30 @@ if TEST_CLASSES.is_dir():
     os.environ["PYCRAWLER_CLASSPATH"] = os.pathsep.join(entries + [str(TEST_CLASSES)])
 
 
+ANY_JE = frozenset({
+    # No JE at all: keys, parsing, fetching, caches and their simulation, test sites.
+    "test_cache_sim", "test_cli_fingerprint", "test_fetch", "test_gc_pause", "test_heritrix_canon",
+    "test_heritrix_fingerprint", "test_keys", "test_parse", "test_robots", "test_simple_bloom",
+    "test_site", "test_spill", "test_synthetic_web", "test_url_cache",
+    # JE as the crawl's storage only, what these hold is above it: Redis coordination, output
+    # formats, hostile sites, the cache's effect on a crawl, the terminal display, the demo, Scrapy.
+    # The store, its recovery after a kill and a full disk are held on both JEs by the other modules.
+    "test_cluster", "test_cluster_assignment", "test_cluster_central", "test_cluster_end",
+    "test_crawl_outputs", "test_crawl_traps", "test_crawl_url_cache", "test_progress", "test_demo",
+    "test_scrapy",
+    # The wheel carries its own JE 18, whatever the leg.
+    "test_wheel",
+})
+"""Test modules whose outcome does not depend on which JE runs: marked ``any_je``, they run in
+the JE 3.3 leg only (scripts/test)."""
+
+
 def pytest_collection_modifyitems(config, items):
-    """Under another JE than the build's 3.3 (the JE 18 leg), tests of how JE 3.3 itself behaves skip."""
+    """Marks the :data:`ANY_JE` modules' tests ``any_je``. Under another JE than the build's 3.3
+    (the JE 18 leg), tests of how JE 3.3 itself behaves skip."""
+    for item in items:
+        if item.module.__name__ in ANY_JE:
+            item.add_marker(pytest.mark.any_je)
     if LEG_JE_VERSION.startswith("3."):
         return
     skip = pytest.mark.skip(reason=f"holds JE 3.3's own behaviour; this run loads JE {LEG_JE_VERSION}")

@@ -1,32 +1,66 @@
-"""The crash-point harness: ``pycrawler crawl --warc`` killed -9 at many points, resumed each
-time, then completed, for every seen table with and without a URL cache.
+"""The crash-point harness: ``pycrawler crawl --warc`` killed -9 at every failpoint it passes, at
+random instants too, resumed each time with the same command, and checked against the site.
 
-A run serves a generated site (:func:`crawl_sites.write_site`, whose reachable pages are known)
-on loopback with a server that counts what it served, and for each mode crawls it into a fresh
-state folder: start the crawl, let it fetch a random number of pages, kill it -9, start it
-again with the same command, and so on; after the last kill the crawl runs to its end. Then it
-checks what a user keeps:
+Modes: every seen table (``exact``, ``bloom``, ``drum``), bare and behind ``--url-cache``, and a
+one-worker cluster in each of its two modes (``--redis URL --cluster NAME --dedupe split`` or
+``central``, on a private redis-server). Each mode crawls its own copy of a generated site
+(:func:`crawl_sites.write_site`, whose reachable pages are known), served on loopback by a
+server that counts what it serves.
+
+**Which points.** Failpoints (:mod:`pycrawler.failpoints`) sit at the durable steps; every
+process the harness starts writes the points it passes to a trace
+(``PYCRAWLER_FAILPOINT_TRACE``), so a mode learns its points from its own runs, those passed
+only on a resume (a mark log replayed, ``.open`` WARC files repaired, JE's recovery) or at close
+included, and whatever points other code adds later. Every point a mode passes is killed twice
+(``PYCRAWLER_FAILPOINT=name:N``): at its first hit, and at a later one (N drawn from the seed
+between 2 and the hits a process makes, up to :data:`LATER_HIT_MAX`; a point a process passes only
+once is killed again at its hit in a later process).
+
+**Chained kills.** The processes of a *round* share one state folder: each resumes the one
+killed before it, with the same command, armed with the next point. The point chosen is the
+one the coming process is expected to reach first (from the trace of the process before it),
+so a kill keeps the crawl's work for the kills after it and start-up points are killed before
+close points. A round ends when a process finishes (exit 0) and no point left is expected in
+another resume of the finished crawl; the next round crawls again from an empty state while
+points are left (a Bloom filter is created only by a round's first process, a WARC file is
+finished only by the process that completes the crawl). The first round opens with random
+kills: after a seeded number of pages served and a pause of up to 20 ms, anywhere in or
+between flushes.
+
+**What is checked**, per round, as a user would read the outputs:
 
 - every reachable page has a 200 line in crawl.log and a response record in the WARC files
-  (read with warcio): a page missing from either is *lost*;
-- the pages fetched again (server side) number at most ``--concurrency`` per kill, the URLs a
-  kill can catch in process: more is a *repeat beyond the bound*.
+  (warcio): a page missing from either is *lost*;
+- repeats, per kill: the server's counts are taken after each process, so each fetch is known
+  to come from one process. A page fetched by process *a* and again by a later process was
+  lost in process by the kill that ended *a*: that repeat is that kill's, and each kill's
+  repeats must be at most ``--concurrency``. A page fetched twice by one process, or again
+  after a process that finished, is an *unexplained* repeat.
 
-The kill points come from one seed, printed with the points each kill hit (pages served when
-the kill fell), so a failure is replayed with ``--seed``. The small form runs in pytest
-(tests/test_crashpoints.py); the large form by hand::
+A mode fails when it loses a page, a kill exceeds the bound, a repeat is unexplained, a process
+fails (exit other than 0 or the kill), a point it passed is left unkilled at its first or later
+hit, or it has fewer point kills than points.
 
-    python tests/crashpoints.py --kills 30 --pages 600
+The CI form is tests/test_crashpoints.py (one test per mode); by hand, for more pages, random
+kills and rounds::
 
-and ends with one ``key=value`` line per mode and a total line.
+    python tests/crashpoints.py                                  # every mode
+    python tests/crashpoints.py --modes drum drum+cache --pages 400 --random-kills 10 --seed 5
+
+It prints each kill (point and hit, or pages served for a random one), a line per round, and a
+``key=value`` line per mode, then a total line; ``--seed`` replays the choices.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import concurrent.futures
+import contextlib
 import dataclasses
 import os
 import random
+import resource
 import signal
 import subprocess
 import sys
@@ -34,111 +68,467 @@ import tempfile
 import time
 from pathlib import Path
 
-from crawl_sites import ROOT, CountingServer, crawl_command, run_crawl, write_site
+from crawl_sites import ROOT, CountingServer, crawl_command, write_site
 from test_crawl_kill import crawl_log_200s, warc_responses
 
-MODES = ("exact", "bloom", "drum")
+from pycrawler.crawl.warc import MAX_SIZE_VARIABLE, OPEN_SUFFIX
+from pycrawler.failpoints import ARM_VARIABLE, TRACE_VARIABLE
+from pycrawler.seen.drum.visited import BUCKET_BYTES_VARIABLE
+
 CACHE = "clock:4096"
 CONCURRENCY = 8
-START_TIMEOUT = 60.0
+PROCESS_TIMEOUT = 180.0
+LATER_HIT_MAX = 6
+REPAIR_POINTS = ("warc.repair.cut", "warc.repair.renamed")  # passed at start-up when a .open WARC file is left
+MISSES_PER_ROUND = 2  # processes of a round that may go past a start-up point armed, before it waits for the next
+FLUSH_POINTS = ("flush.", "outputs.log_flushed")  # a flush's points: before the first, start-up; after the last, close
+DRUM_BUCKET_BYTES = "1"
+"""DRUM merges at the next enqueue once any bucket holds operations on disk: a crawl of a few
+hundred pages then merges inside flushes too, not only when its frontier runs dry."""
+WARC_MAX_SIZE = str(32 << 10)
+"""WARC files of 32 KB: a crawl finishes some while it runs (about 20 pages each), not only at close."""
+CLUSTER_TIMINGS = ("--lease", "2", "--heartbeat", "0.3", "--settle", "0.3")
+
+
+@dataclasses.dataclass(frozen=True)
+class Mode:
+    """A way to crawl: its seen table, URL cache, and cluster mode (None: a crawl on its own)."""
+
+    name: str
+    seen: str
+    cache: str | None = None
+    dedupe: str | None = None
+
+
+MODES = {mode.name: mode for mode in [
+    *(Mode(seen + suffix, seen, cache) for seen in ("exact", "bloom", "drum")
+      for suffix, cache in (("", None), ("+cache", CACHE))),
+    Mode("cluster-split", "exact", dedupe="split"),
+    Mode("cluster-central", "exact", dedupe="central"),
+]}
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """A kill to make: ``point`` at its ``hit``-th pass in a process."""
+
+    point: str
+    later: bool              # the kill at a later hit (else at the first)
+    hit: int
+    in_startup: bool         # expected before the process's first flush
+
+    @property
+    def key(self) -> tuple[str, bool]:
+        return self.point, self.later
+
+
+@dataclasses.dataclass
+class Run:
+    """One process of a round: what it was armed with, how it ended, what it passed and fetched."""
+
+    armed: Target | None
+    exit_code: int                        # -9: killed (by its failpoint or by the harness)
+    passed: list[str]                     # the points it passed, in order
+    fetches: collections.Counter          # page -> its fetches by this process
+    served: int                           # pages served in all when it ended
+    harness_kill: str = ""                # why the harness killed it ("": it was not)
+    error: str = ""
+
+    @property
+    def killed(self) -> bool:
+        return self.exit_code == -signal.SIGKILL
+
+
+@dataclasses.dataclass
+class Kill:
+    """One kill: where it fell and the repeats it caused."""
+
+    round: int
+    run: int
+    point: str | None          # None: killed by the harness
+    hit: int                   # the point's hit it died at
+    later: bool
+    served: int
+    why: str = ""              # a kill by the harness: when it fell
+    repeats: int = 0
+
+    def label(self) -> str:
+        if self.point is None:
+            return f"{self.why}, {self.served} pages served"
+        return f"{self.point}:{self.hit} ({'later' if self.later else 'first'} hit), {self.served} pages served"
 
 
 @dataclasses.dataclass
 class ModeResult:
-    """What one mode's crawl did and what it lost."""
+    """What one mode's rounds did, and what they lost."""
 
     mode: str
-    kills: int
-    kill_points: list[int]     # pages the server had served, in all, when each kill fell
-    repeats: int               # fetches beyond the first of a page, server side
-    lost_log: list[str]        # reachable pages without a 200 line in crawl.log
-    lost_warc: list[str]       # reachable pages without a response record in the WARC files
-    exit_code: int             # of the final, uninterrupted run
+    points: dict[str, int]       # every point passed -> the most hits one process made
+    kills: list[Kill]
+    unkilled: list[str]          # "point (first|later)" never killed
+    lost_log: list[str]          # reachable pages without a 200 line in crawl.log (all rounds)
+    lost_warc: list[str]         # reachable pages without a response record in the WARC files
+    unexplained: int             # repeats not caused by a kill
+    errors: list[str]
+    rounds: int
+    seconds: float = 0.0         # wall time
 
     @property
-    def bound(self) -> int:
-        return self.kills * CONCURRENCY
+    def point_kills(self) -> int:
+        return sum(k.point is not None for k in self.kills)
+
+    @property
+    def over_bound(self) -> list[Kill]:
+        return [k for k in self.kills if k.repeats > CONCURRENCY]
 
     @property
     def ok(self) -> bool:
-        return not self.lost_log and not self.lost_warc and self.repeats <= self.bound and self.exit_code == 0
+        return (not self.lost_log and not self.lost_warc and not self.over_bound and not self.unexplained
+                and not self.errors and not self.unkilled and self.point_kills >= len(self.points) > 0)
 
     def line(self) -> str:
-        return (f"mode={self.mode} kills={self.kills} repeats={self.repeats} repeat_bound={self.bound} "
-                f"lost_crawl_log={len(self.lost_log)} lost_warc={len(self.lost_warc)} exit={self.exit_code}")
+        repeats = [k.repeats for k in self.kills]
+        return (f"mode={self.mode} points={len(self.points)} kills={len(self.kills)} point_kills={self.point_kills} "
+                f"random_kills={len(self.kills) - self.point_kills} rounds={self.rounds} repeats={sum(repeats)} "
+                f"max_repeats_per_kill={max(repeats, default=0)} bound_per_kill={CONCURRENCY} "
+                f"over_bound={len(self.over_bound)} unexplained_repeats={self.unexplained} "
+                f"lost_crawl_log={len(self.lost_log)} lost_warc={len(self.lost_warc)} "
+                f"unkilled={len(self.unkilled)} errors={len(self.errors)} seconds={self.seconds:.0f} "
+                f"{'ok' if self.ok else 'FAILED'}")
 
 
-def modes(names=MODES) -> list[tuple[str, str | None]]:
-    """(seen table, URL cache) of every mode: each table bare and behind a cache."""
-    return [(seen, cache) for seen in names for cache in (None, CACHE)]
+def sections(passed: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """A trace cut into start-up (before its first flush), work and close (after its last flush
+    point); a trace without a flush is all start-up and close: (it, [], [])."""
+    flushes = [i for i, name in enumerate(passed) if name.startswith(FLUSH_POINTS)]
+    if not flushes:
+        return passed, [], []
+    return passed[:flushes[0]], passed[flushes[0]:flushes[-1] + 1], passed[flushes[-1] + 1:]
 
 
-def crash_mode(base: str, server: CountingServer, reachable: set[str], work: Path, seen: str,
-               cache: str | None, kills: int, rng: random.Random, spread: int, out=sys.stdout) -> ModeResult:
-    """Crawl ``base`` into ``work`` with ``--seen seen`` (and ``--url-cache cache``), killing it
-    -9 ``kills`` times after a random number (1 to ``spread``) of pages each, then to the end."""
-    name = seen + ("+cache" if cache else "")
-    state, warcs = work / f"state-{name}", work / f"warcs-{name}"
-    options = ["--seen", seen, "--delay", "0", "--queue-policy", "bkdr", "--concurrency", str(CONCURRENCY),
-               "--parse-workers", "1", "--warc", str(warcs)] + (["--url-cache", cache] if cache else [])
-    command = crawl_command(base + "index.html", state, *options)
-    points: list[int] = []
-    for _ in range(kills):
-        served = sum(server.page_counts().values())
-        target, pause = served + rng.randint(1, spread), rng.random() * 0.02
-        crawl = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + START_TIMEOUT
-        while sum(server.page_counts().values()) < target and crawl.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.002)
-        time.sleep(pause)  # between two flushes, or inside one
-        if crawl.poll() is not None:
-            break  # the crawl ended before this kill: nothing left to kill
-        os.kill(crawl.pid, signal.SIGKILL)
-        crawl.wait()
-        points.append(sum(server.page_counts().values()))
-        print(f"  {name}: kill {len(points)} at {points[-1]} pages served", file=out, flush=True)
-    done = run_crawl(base + "index.html", state, *options, timeout=600)
-    counts = server.page_counts()
-    log = crawl_log_200s(state / "crawl.log", base)
-    warc = warc_responses(warcs, base)
-    return ModeResult(name, len(points), points, sum(n - 1 for n in counts.values() if n > 1),
-                      sorted(reachable - set(log)), sorted(reachable - set(warc)), done.returncode)
+def continued(reference: list[str], passed: list[str]) -> list[str]:
+    """What to expect of the process after one that was expected to pass ``reference`` and was
+    killed having ``passed`` these points: what it passed (a resume passes its start-up again),
+    then what ``reference`` had after the point it died at."""
+    if not passed:
+        return reference
+    last, hit = passed[-1], passed.count(passed[-1])
+    at = [i for i, name in enumerate(reference) if name == last]
+    return passed + reference[at[hit - 1] + 1 if len(at) >= hit else len(passed):]
 
 
-def run(kills: int, pages: int, seed: int, seen_modes=MODES, out=sys.stdout) -> list[ModeResult]:
-    """Every mode of ``seen_modes``, each on its own copy of a site of ``pages`` pages (so the
-    server's counts are the mode's own), ``kills`` kills each; prints and returns the results."""
-    rng = random.Random(seed)
-    spread = max(2, 2 * pages // max(1, kills + 1))
-    print(f"crash points: seed={seed} kills={kills} pages={pages} spread=1..{spread} concurrency={CONCURRENCY}",
-          file=out, flush=True)
-    results = []
-    with tempfile.TemporaryDirectory(prefix="crashpoints-") as scratch:
+class Campaign:
+    """Every round of one mode (see the module docstring)."""
+
+    def __init__(self, mode: Mode, work: Path, *, pages: int, seed: int, random_kills: int, max_rounds: int,
+                 out=sys.stdout, redis_url: str | None = None):
+        self.mode, self.work, self.out = mode, work, out
+        self.rng = random.Random(f"{seed}/{mode.name}")
+        self.site = work / "site"
+        self.reachable = write_site(self.site, pages, seed=seed)
+        self.spread = max(2, pages // 4)
+        self.random_kills = self.random_left = random_kills
+        self.max_rounds, self.redis_url = max_rounds, redis_url
+        self.most: dict[str, int] = {}                       # point -> most hits by one process
+        self.pending: dict[tuple[str, bool], None] = {}      # (point, later) to kill, in the order learnt
+        self.first_trace: list[str] | None = None            # round 0's first process
+        self.completion: list[str] | None = None             # the last process that completed a crawl
+        self.kills: list[Kill] = []
+        self.lost_log: set[str] = set()
+        self.lost_warc: set[str] = set()
+        self.unexplained = 0
+        self.errors: list[str] = []
+        self.rounds = 0
+
+    def say(self, text: str) -> None:
+        print(f"  {self.mode.name}: {text}", file=self.out, flush=True)
+
+    # -- learning ---------------------------------------------------------------------------------
+    def learn(self, run: Run) -> None:
+        for point, hits in collections.Counter(run.passed).items():
+            if point not in self.most:
+                self.pending[(point, False)] = self.pending[(point, True)] = None
+            self.most[point] = max(self.most.get(point, 0), hits)
+        if run.exit_code == 0 and run.fetches:
+            self.completion = run.passed
+
+    def expected(self, reference: list[str], completed: bool, warcs: Path) -> list[str]:
+        """The points the round's next process should pass, in order: those of ``reference``
+        (the trace expected of the process before it, see :func:`continued`), with WARC repair
+        in its start-up if and only if a ``.open`` file is there to repair."""
+        if completed:  # a resume of a finished crawl: start-up and close only
+            startup, _, close = sections(reference)
+            expected = startup + close
+        elif self.completion is not None:  # this process may complete the crawl: its close too
+            expected = reference + sections(self.completion)[2]
+        else:
+            expected = list(reference)
+        expected = [name for name in expected if name not in REPAIR_POINTS]
+        if any(warcs.glob("*" + OPEN_SUFFIX)):
+            startup = len(sections(expected)[0])
+            expected[startup:startup] = [name for name in REPAIR_POINTS if name in self.most]
+        return expected
+
+    def choose(self, expected: list[str], missed: collections.Counter) -> Target | None:
+        """The pending kill the coming process should reach first."""
+        counts = collections.Counter(expected)
+        startup = len(sections(expected)[0])
+        for point in dict.fromkeys(expected):
+            for later in (False, True):
+                if (point, later) not in self.pending or missed[point, later] >= MISSES_PER_ROUND:
+                    continue
+                if later and (point, False) in self.pending:
+                    break  # its first hit first
+                if not later or self.most[point] == 1:  # passed once a process: its hit in a later process
+                    hit = 1
+                elif counts[point] >= 2:
+                    hit = self.rng.randint(2, min(LATER_HIT_MAX, counts[point]))
+                else:
+                    continue
+                at = [i for i, name in enumerate(expected) if name == point][hit - 1]
+                return Target(point, later, hit, at < startup)
+        return None
+
+    # -- one process ------------------------------------------------------------------------------
+    def command(self, base: str, state: Path, warcs: Path, round_index: int) -> list[str]:
+        mode = self.mode
+        options = ["--seen", mode.seen, "--delay", "0", "--queue-policy", "bkdr", "--concurrency", str(CONCURRENCY),
+                   "--parse-workers", "1", "--warc", str(warcs)] + (["--url-cache", mode.cache] if mode.cache else [])
+        if mode.dedupe:
+            options += ["--redis", self.redis_url, "--cluster", f"crash{round_index}", "--dedupe", mode.dedupe,
+                        "--worker", "w0", *CLUSTER_TIMINGS]
+        return crawl_command(base + "index.html", state, *options)
+
+    def start(self, command: list[str], server: CountingServer, armed: Target | None, random_kill: bool,
+              trace: Path) -> Run:
+        """Run one process (armed with ``armed``, or killed at random) to its end; what it did."""
+        environment = {k: v for k, v in os.environ.items() if k != ARM_VARIABLE}
+        environment |= {TRACE_VARIABLE: str(trace), BUCKET_BYTES_VARIABLE: DRUM_BUCKET_BYTES,
+                        MAX_SIZE_VARIABLE: WARC_MAX_SIZE}
+        if armed is not None:
+            environment[ARM_VARIABLE] = f"{armed.point}:{armed.hit}"
+        before = server.page_counts()
+        process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                   env=environment)
+        harness_kill = ""
+        if random_kill:
+            target = sum(before.values()) + self.rng.randint(1, self.spread)
+            pause, deadline = self.rng.random() * 0.02, time.monotonic() + PROCESS_TIMEOUT
+            while sum(server.page_counts().values()) < target and process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.002)
+            time.sleep(pause)  # between two flushes, or inside one
+            harness_kill = "random"
+        elif armed is not None and armed.in_startup:
+            # A start-up point a resume passes only in some states (a .open WARC file to repair, a
+            # mark log to replay): past start-up without it, the crawl's work is kept for others.
+            while process.poll() is None and not missed_in_startup(armed, passed_so_far(trace)):
+                time.sleep(0.02)
+            harness_kill = f"by the harness at a flush: {armed.point}:{armed.hit} not passed in start-up"
+        if harness_kill and process.poll() is None:
+            process.send_signal(signal.SIGKILL)
+        else:
+            harness_kill = ""
+        error = ""
+        try:
+            _, stderr = process.communicate(timeout=PROCESS_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            _, stderr = process.communicate()
+            error = f"no end after {PROCESS_TIMEOUT:.0f} s"
+        if process.returncode not in (0, -signal.SIGKILL) and not error:
+            error = f"exit {process.returncode}: {stderr.strip()[-300:]}"
+        after = settled_counts(server)
+        fetches = collections.Counter({page: n - before.get(page, 0) for page, n in after.items()
+                                       if n > before.get(page, 0)})
+        return Run(armed, process.returncode, passed_so_far(trace), fetches, sum(after.values()), harness_kill, error)
+
+    # -- a round ----------------------------------------------------------------------------------
+    def round(self, index: int) -> None:
+        folder = self.work / f"round{index}"
+        state, warcs = folder / "state", folder / "warcs"
+        folder.mkdir()
+        runs: list[Run] = []
+        missed = collections.Counter()  # (point, later) -> processes of this round that went past it
+        reference = self.first_trace
+        completed = False
+        server = CountingServer(self.site)
+        with server as base:
+            server.quiet()
+            command = self.command(base, state, warcs, index)
+            while True:
+                random_kill = index == 0 and self.random_left > 0 and not completed
+                armed = None
+                if not random_kill and reference is not None:
+                    armed = self.choose(self.expected(reference, completed, warcs), missed)
+                if armed is None and not random_kill and runs and runs[-1].exit_code == 0:
+                    break  # finished, and nothing left to kill in this state
+                if len(runs) > 6 * len(self.most) + self.random_kills + 20:  # each point: 2 kills, a miss or two
+                    self.errors.append(f"round {index}: {len(runs)} processes and still not done")
+                    break
+                run = self.start(command, server, armed, random_kill, folder / f"trace{len(runs)}")
+                runs.append(run)
+                self.learn(run)
+                if index == 0 and len(runs) == 1:
+                    self.first_trace = run.passed
+                if run.error:
+                    self.errors.append(f"round {index} process {len(runs) - 1}: {run.error}")
+                    break
+                if run.killed and not run.harness_kill:
+                    self.kills.append(Kill(index, len(runs) - 1, armed.point, armed.hit, armed.later, run.served))
+                    del self.pending[armed.key]
+                elif run.killed:
+                    self.kills.append(Kill(index, len(runs) - 1, None, 0, False, run.served, run.harness_kill))
+                    self.random_left -= random_kill
+                if run.killed:
+                    self.say(f"kill {len(self.kills)}: {self.kills[-1].label()} (round {index})")
+                if armed is not None and armed.key in self.pending:  # the process went past it:
+                    # past start-up, it may be passed after another kill (a WARC file left .open);
+                    # past the end, not in this round
+                    missed[armed.key] += 1 if run.killed else MISSES_PER_ROUND
+                completed |= run.exit_code == 0
+                reference = run.passed if run.exit_code == 0 or reference is None else continued(reference, run.passed)
+        if not self.errors:
+            self.check(index, runs, base, state, warcs)
+
+    def check(self, index: int, runs: list[Run], base: str, state: Path, warcs: Path) -> None:
+        try:
+            log = crawl_log_200s(state / "crawl.log", base)
+            warc = warc_responses(warcs, base)
+        except AssertionError as exc:
+            self.errors.append(f"round {index}: {exc}")
+            return
+        lost_log, lost_warc = self.reachable - set(log), self.reachable - set(warc)
+        self.lost_log |= {f"{page} (round {index})" for page in lost_log}
+        self.lost_warc |= {f"{page} (round {index})" for page in lost_warc}
+        repeats, unexplained = attribute_repeats(runs)
+        round_kills = [k for k in self.kills if k.round == index]
+        for kill in round_kills:
+            kill.repeats = repeats[kill.run]
+        self.unexplained += unexplained
+        self.say(f"round {index}: processes={len(runs)} kills={len(round_kills)} "
+                 f"repeats_per_kill={','.join(str(k.repeats) for k in round_kills) or '-'} "
+                 f"unexplained_repeats={unexplained} lost_crawl_log={len(lost_log)} lost_warc={len(lost_warc)}"
+                 + (f" lost: {', '.join(sorted(lost_log | lost_warc)[:8])}" if lost_log or lost_warc else ""))
+        for kill in round_kills:
+            if kill.repeats > CONCURRENCY:
+                self.say(f"kill {self.kills.index(kill) + 1} ({kill.label()}) caused {kill.repeats} repeats, "
+                         f"more than --concurrency {CONCURRENCY}")
+
+    def run(self) -> ModeResult:
+        progress = True
+        while self.rounds < self.max_rounds and not self.errors and progress and (self.rounds == 0 or self.pending):
+            killed = len(self.kills)
+            self.round(self.rounds)
+            self.rounds += 1
+            progress = any(kill.point for kill in self.kills[killed:])
+        unkilled = [f"{point} ({'later' if later else 'first'})" for point, later in self.pending]
+        if unkilled:
+            self.say(f"never killed: {', '.join(unkilled)}")
+        for error in self.errors:
+            self.say(f"error: {error}")
+        killed = collections.defaultdict(list)
+        for kill in self.kills:
+            if kill.point is not None:
+                killed[kill.point].append(str(kill.hit))
+        self.say("points (most hits a process made: hits killed at): " + ", ".join(
+            f"{point} {most}: {'/'.join(killed[point]) or '-'}" for point, most in sorted(self.most.items())))
+        return ModeResult(self.mode.name, dict(self.most), self.kills, unkilled, sorted(self.lost_log),
+                          sorted(self.lost_warc), self.unexplained, self.errors, self.rounds)
+
+
+def passed_so_far(trace: Path) -> list[str]:
+    """The points a process has passed, from its trace (a line being written is left out)."""
+    text = trace.read_text() if trace.exists() else ""
+    return text[:text.rfind("\n") + 1].split()
+
+
+def missed_in_startup(armed: Target, passed: list[str]) -> bool:
+    """A process armed with a start-up point passed a flush without reaching the point's hit."""
+    return any(name.startswith(FLUSH_POINTS) for name in passed) and passed.count(armed.point) < armed.hit
+
+
+def settled_counts(server: CountingServer, quiet: float = 0.1, limit: float = 2.0) -> dict[str, int]:
+    """The server's counts once no request has arrived for ``quiet`` seconds: a request a
+    process sent just before it died is counted as that process's."""
+    counts, stable_since, deadline = server.page_counts(), time.monotonic(), time.monotonic() + limit
+    while time.monotonic() - stable_since < quiet and time.monotonic() < deadline:
+        time.sleep(0.02)
+        now = server.page_counts()
+        if now != counts:
+            counts, stable_since = now, time.monotonic()
+    return counts
+
+
+def attribute_repeats(runs: list[Run]) -> tuple[list[int], int]:
+    """Repeats caused by each run's kill, and those no kill explains. A page's fetches, in the
+    order of the runs that made them: each fetch after the first is a repeat of the kill that
+    ended the run of the fetch before it (that run fetched the page and died before committing
+    it); the same run twice, or a run that was not killed, explains nothing."""
+    caused, unexplained = [0] * len(runs), 0
+    for page in {page for run in runs for page in run.fetches}:
+        order = [i for i, run in enumerate(runs) for _ in range(run.fetches.get(page, 0))]
+        for before, again in zip(order, order[1:]):
+            if before != again and runs[before].killed:
+                caused[before] += 1
+            else:
+                unexplained += 1
+    return caused, unexplained
+
+
+@contextlib.contextmanager
+def cluster_redis(mode: Mode, work: Path):
+    """A private redis-server for a cluster mode (its URL), None for a crawl on its own."""
+    if mode.dedupe is None:
+        yield None
+        return
+    from pycrawler.cluster.local_redis import LocalRedis
+
+    with LocalRedis(work / "redis") as url:
+        yield url
+
+
+def run_mode(name: str, *, pages: int, seed: int, random_kills: int, max_rounds: int, out=sys.stdout) -> ModeResult:
+    """One mode's campaign in a scratch folder of its own; prints and returns its result."""
+    mode = MODES[name]
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix=f"crashpoints-{name}-") as scratch:
         work = Path(scratch)
-        for seen, cache in modes(seen_modes):
-            root = work / f"site-{seen}-{bool(cache)}"
-            reachable = write_site(root, pages, seed=seed)
-            server = CountingServer(root)
-            with server as base:
-                server.quiet()
-                results.append(crash_mode(base, server, reachable, work, seen, cache, kills, rng, spread, out))
-            print(results[-1].line(), file=out, flush=True)
-    lost = sum(len(r.lost_log) + len(r.lost_warc) for r in results)
-    print(f"total modes={len(results)} kills={sum(r.kills for r in results)} "
-          f"repeats={sum(r.repeats for r in results)} lost={lost} "
-          f"failed={sum(not r.ok for r in results)}", file=out, flush=True)
-    return results
+        with cluster_redis(mode, work) as redis_url:
+            result = Campaign(mode, work, pages=pages, seed=seed, random_kills=random_kills, max_rounds=max_rounds,
+                              out=out, redis_url=redis_url).run()
+    result.seconds = time.monotonic() - started
+    print(result.line(), file=out, flush=True)
+    return result
+
+
+def run_modes(names, *, parallel: int = 2, out=sys.stdout, **options) -> list[ModeResult]:
+    """:func:`run_mode` for each of ``names``, ``parallel`` at a time (their lines, each naming
+    its mode, interleave in ``out``); the results in the order of ``names``."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=parallel) as pool:
+        return list(pool.map(lambda name: run_mode(name, out=out, **options), names))
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--kills", type=int, default=30, help="kills per mode (default 30)")
-    parser.add_argument("--pages", type=int, default=600, help="pages of the generated site (default 600)")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the site and the kill points")
-    parser.add_argument("--seen", nargs="+", choices=MODES, default=list(MODES))
+    parser.add_argument("--modes", nargs="+", choices=list(MODES), default=list(MODES))
+    parser.add_argument("--pages", type=int, default=300, help="pages of the generated site (default 300)")
+    parser.add_argument("--random-kills", type=int, default=6, help="random kills opening each mode (default 6)")
+    parser.add_argument("--max-rounds", type=int, default=6, help="crawls from scratch per mode, at most (default 6)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the site, the later hits and random kills")
+    parser.add_argument("--parallel", type=int, default=2, help="modes run at once (default 2)")
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
-    results = run(args.kills, args.pages, seed, args.seen)
+    print(f"crash points: seed={seed} pages={args.pages} random_kills={args.random_kills} "
+          f"concurrency={CONCURRENCY} modes={','.join(args.modes)}", flush=True)
+    started = time.monotonic()
+    results = run_modes(args.modes, parallel=args.parallel, pages=args.pages, seed=seed,
+                        random_kills=args.random_kills, max_rounds=args.max_rounds)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    lost = sum(len(r.lost_log) + len(r.lost_warc) for r in results)
+    print(f"total modes={len(results)} points={sum(len(r.points) for r in results)} "
+          f"kills={sum(len(r.kills) for r in results)} repeats={sum(k.repeats for r in results for k in r.kills)} "
+          f"lost={lost} failed={sum(not r.ok for r in results)} seconds={time.monotonic() - started:.0f} "
+          f"cpu_seconds={usage.ru_utime + usage.ru_stime:.0f}", flush=True)
     return 0 if all(r.ok for r in results) else 1
 
 

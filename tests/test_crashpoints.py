@@ -1,25 +1,73 @@
-"""The crash-point harness's small form (tests/crashpoints.py): every seen table, bare and
-behind a URL cache, killed -9 a few times during a crawl with --warc, resumed, completed;
-nothing reachable is missing from crawl.log or the WARC files, and the pages fetched again
-stay within --concurrency per kill. The large form (30 kills a mode) is run by hand and its
-figures are in docs/crawler.md."""
+"""The crash-point harness's CI form (tests/crashpoints.py), one test per mode: every seen table,
+bare and behind a URL cache, and a one-worker cluster of each kind, killed -9 at every failpoint
+its runs pass (at the first hit and at a later one) and at random, resumed each time with the
+same command; nothing reachable is missing from crawl.log or the WARC files, no kill repeats more
+than --concurrency pages, and no mode passes with fewer kills than points. The harness must
+reach what it guards: each mode passes the points of its own durable steps (a DRUM merge and
+its removal of bucket files, a mark log's replay, WARC repair, JE's recovery and close).
+
+And the failpoints the code passes are the ones :data:`pycrawler.failpoints.POINTS` registers.
+"""
 
 from __future__ import annotations
 
 import io
+import re
 
-from crashpoints import MODES, run
+import pytest
 
-KILLS, PAGES, SEED = 3, 120, 20240611
+from conftest import missing
+from crashpoints import MODES, run_modes
+from crawl_sites import ROOT
+from pycrawler.cluster.local_redis import find_redis_server
+from pycrawler.failpoints import POINTS
+
+PAGES, SEED, RANDOM_KILLS, MAX_ROUNDS = 200, 20240611, 2, 4
+
+EVERY_MODE = {"crawl.settings_written", "je.recovered", "je.closing", "je.closed", "warc.repair.cut",
+              "warc.repair.renamed", "warc.file.finished", "outputs.log_flushed", "flush.outputs_written",
+              "flush.links_enqueued", "flush.fetched_written", "flush.completions_committed",
+              "crawl.close.outputs_closed", "crawl.close.frontier_closed"}
+"""The points every mode's runs must pass: start-up (JE's recovery, WARC repair), flush, close."""
+OWN_POINTS = {
+    "bloom": {"bloom.create.written", "bloom.create.renamed", "marklog.logged", "marklog.committed", "marklog.marked",
+              "marklog.replaying", "marklog.replayed"},
+    "drum": {"drum.bucket.aux_appended", "drum.buffers.persisted", "drum.merge.written", "drum.round.merged",
+             "drum.merge.committed", "drum.merge.kv_removed"},
+    "exact": set(),
+}
+"""And those of each seen table's own durable steps."""
 
 
-def test_kills_at_seeded_points_lose_no_page_in_any_seen_mode():
+PAIRS = [list(MODES)[i:i + 2] for i in range(0, len(MODES), 2)]
+"""Modes two at a time (the harness runs the two together: a crawl process waits on its JVM's
+start most of its life)."""
+
+
+@pytest.mark.parametrize("names", PAIRS, ids=["-".join(pair) for pair in PAIRS])
+def test_a_kill_at_every_failpoint_and_at_random_loses_no_page(names):
+    if any(MODES[name].dedupe for name in names) and find_redis_server() is None:
+        missing("redis-server is not installed (scripts/setup installs it)")
     out = io.StringIO()
-    results = run(KILLS, PAGES, SEED, MODES, out=out)
-    assert len(results) == 2 * len(MODES)
-    assert sum(r.kills for r in results) >= len(results), out.getvalue()  # most crawls were killed at least once
+    results = run_modes(names, parallel=2, out=out, pages=PAGES, seed=SEED, random_kills=RANDOM_KILLS,
+                        max_rounds=MAX_ROUNDS)
+    log = out.getvalue()
     for result in results:
-        assert not result.lost_log and not result.lost_warc, f"{result.line()}\n{out.getvalue()}"
-        assert result.repeats <= result.bound, f"{result.line()}\n{out.getvalue()}"
-        assert result.exit_code == 0, out.getvalue()
-    assert f"seed={SEED}" in out.getvalue()
+        assert not result.errors, log
+        assert not result.lost_log and not result.lost_warc, log
+        assert not result.over_bound and not result.unexplained, log
+        assert not result.unkilled, log
+        assert result.point_kills >= len(result.points), log
+        assert EVERY_MODE | OWN_POINTS[MODES[result.mode].seen] <= set(result.points), log
+        assert len(result.kills) > result.point_kills, f"no random kill\n{log}"
+        assert result.ok, log
+
+
+def test_the_failpoints_in_the_code_are_the_registered_ones():
+    sources = [path.read_text() for path in (ROOT / "pycrawler").rglob("*.py")]
+    calls = [call for text in sources for call in re.findall(r"failpoints\.hit\(([^)]*)\)", text)]
+    assert calls, "no failpoint in the code"
+    assert all(re.fullmatch(r'"[a-z0-9_.]+"', call) for call in calls), "a failpoint named by other than a literal"
+    passed = {call.strip('"') for call in calls}
+    assert passed - POINTS.keys() == set(), "passed in the code, missing from failpoints.POINTS"
+    assert POINTS.keys() - passed == set(), "registered in failpoints.POINTS, passed nowhere in the code"

@@ -77,7 +77,9 @@ def _jvm_loaded(pid: int) -> bool:
 
 
 def _wait_for(anchor: str, child: subprocess.Popen, state: Path, server: CountingServer, pages: int) -> None:
-    served = lambda: sum(server.page_counts().values())  # noqa: E731
+    def served() -> int:
+        return sum(server.page_counts().values())
+
     reached = {
         "handler": lambda: _catches_sigterm(child.pid),
         "jvm": lambda: _jvm_loaded(child.pid),

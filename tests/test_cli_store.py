@@ -305,6 +305,59 @@ def test_a_missing_database_is_bad_input_naming_the_ones_there(copied):
     assert_one_line_error(pycrawler("store", "dump", copied, "--db", "nope"), 2, "has no database 'nope' (it has: ")
 
 
+REVERSED_ORDER = """
+package org.example;
+public class ReversedOrder implements java.util.Comparator<byte[]>, java.io.Serializable {
+    private static final long serialVersionUID = %dL;
+    public int compare(byte[] a, byte[] b) {
+        for (int i = 0; i < Math.min(a.length, b.length); i++) {
+            if (a[i] != b[i]) return (b[i] & 0xff) - (a[i] & 0xff);
+        }
+        return b.length - a.length;
+    }
+}
+"""
+WRITE_REVERSED = """
+import com.sleepycat.je.*;
+public class WriteReversed {
+    public static void main(String[] args) throws Exception {
+        EnvironmentConfig environment = new EnvironmentConfig();
+        environment.setAllowCreate(true);
+        Environment env = new Environment(new java.io.File(args[0]), environment);
+        DatabaseConfig config = new DatabaseConfig();
+        config.setAllowCreate(true);
+        config.setBtreeComparator(new org.example.ReversedOrder());
+        Database db = env.openDatabase(null, "reversed", config);
+        db.put(null, new DatabaseEntry(new byte[] {1}), new DatabaseEntry(new byte[] {2}));
+        db.close();
+        env.close();
+    }
+}
+"""
+
+
+def test_a_comparator_class_of_another_version_is_named_as_a_class_version_mismatch(tmp_path):
+    """JE deserializes a database's B-tree comparator to open the store; the class path's
+    version of its class has another serialVersionUID. JE 18 calls the log damaged
+    (LOG_INTEGRITY), JE 3.3 says "last LSN=...": the line names the class and both UIDs."""
+    je3 = os.path.join(os.path.dirname(__file__), "..", "target", "lib", "je-3.3.98.jar")
+    for version in (1, 2):
+        (tmp_path / f"src{version}").mkdir()
+        (tmp_path / f"src{version}" / "ReversedOrder.java").write_text(REVERSED_ORDER % version)
+    (tmp_path / "src1" / "WriteReversed.java").write_text(WRITE_REVERSED)  # the writing program has version 1
+    for version in (1, 2):
+        sources = (tmp_path / f"src{version}").iterdir()
+        subprocess.run(["javac", "-cp", je3, "-d", tmp_path / f"v{version}", *sources], check=True, timeout=120)
+    (tmp_path / "store").mkdir()
+    subprocess.run(["java", "-cp", os.pathsep.join([je3, str(tmp_path / "v1")]), "WriteReversed", tmp_path / "store"],
+                   check=True, timeout=120)
+    classpath = os.pathsep.join(filter(None, [os.environ.get("PYCRAWLER_CLASSPATH"), str(tmp_path / "v2")]))
+    done = subprocess.run([sys.executable, "-m", "pycrawler", "store", "ls", tmp_path / "store"], capture_output=True,
+                          text=True, env=os.environ | {"PYCRAWLER_CLASSPATH": classpath}, timeout=120)
+    assert_one_line_error(done, 3, "holds objects of the class org.example.ReversedOrder with serialVersionUID 1, and "
+                          "the class path has a version of the class with serialVersionUID 2: a class-version mismatch")
+
+
 def test_a_store_of_a_newer_log_version_opens_with_no_setting_and_is_left_untouched(shared, tmp_path):
     path = tmp_path / "je7"
     shutil.copytree(shared / "fixtures" / "je7-heritrix-layout", path)

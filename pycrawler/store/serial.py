@@ -16,8 +16,8 @@ Objects become :class:`JavaObject` (a dict of field name -> value with an ``"@cl
 entry), arrays lists (``byte[]`` bytes), strings ``str``, boxed primitives numbers, enums
 their constant's name, ``java.util.Date`` an aware UTC ``datetime`` and
 ``java.sql.Timestamp`` a :class:`JavaTimestamp` (which keeps the nanoseconds). The common
-``java.util`` collections become lists, dicts and sets, decoded from what their
-``writeObject`` methods write. Whatever else a ``writeObject`` method wrote stays under the
+``java.util`` collections become lists, dicts and sets (:class:`JavaSet`, in the stream's
+order), decoded from what their ``writeObject`` methods write. Whatever else a ``writeObject`` method wrote stays under the
 key ``"@data"``: a list of :class:`BlockData` (its primitive writes) and decoded objects.
 
 The encoder writes the few shapes pycrawler needs to create stores that Java programs

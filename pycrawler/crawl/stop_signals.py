@@ -89,8 +89,8 @@ class StopSignals:
     :meth:`exiting` makes them the exit code; :attr:`caught` is the first signal. Outside the
     main thread (where Python cannot handle signals) it does nothing."""
 
-    def __init__(self, phase: str = STARTING) -> None:
-        self.phase = phase
+    def __init__(self) -> None:
+        self.phase = STARTING
         self.caught: int | None = None
         self._again: threading.Timer | None = None  # the next look at a signal not acted on yet
         self._on_signal: Callable[[int], None] | None = None

@@ -11,8 +11,8 @@ it in place (:func:`pycrawler.jvm.start`):
   run ends with one line (:class:`Interrupted`; nothing is lost: start-up only recovers what
   the last run left, and the next run recovers it again): after the imports
   (:mod:`pycrawler.launch`), after the JVM's start (:meth:`StopSignals.claim`), at any other
-  :meth:`StopSignals.checkpoint`, or at the
-  first turn of the event loop, which stops the crawl gracefully before it fetches anything.
+  :meth:`StopSignals.checkpoint`, or at the first turn of the event loop, which stops the
+  crawl gracefully before it fetches anything (its summary, and 128 + n).
   The two long steps of a start-up stop at once, where an exception is known to unwind
   cleanly (:data:`INTERRUPTIBLE`): the wait for JE's recovery (which runs off the main thread,
   :func:`pycrawler.store.environment._recovering`) and the reading of a ``.open`` WARC file;

@@ -270,23 +270,27 @@ class Campaign:
         return expected
 
     def choose(self, expected: list[str], missed: collections.Counter) -> Target | None:
-        """The pending kill the coming process should reach first."""
+        """The pending kill the coming process should reach first. A later hit is one after
+        the first in the process when it is expected to pass the point more than once, else its
+        first hit in a later process than the first kill's (when nothing else is left to kill in
+        this process: a point passed once a process, or a process with little work left)."""
         counts = collections.Counter(expected)
         startup = len(sections(expected)[0])
-        for point in dict.fromkeys(expected):
-            for later in (False, True):
-                if (point, later) not in self.pending or missed[point, later] >= MISSES_PER_ROUND:
-                    continue
-                if later and (point, False) in self.pending:
-                    break  # its first hit first
-                if not later or self.most[point] == 1:  # passed once a process: its hit in a later process
-                    hit = 1
-                elif counts[point] >= 2:
-                    hit = self.rng.randint(2, min(LATER_HIT_MAX, counts[point]))
-                else:
-                    continue
-                at = [i for i, name in enumerate(expected) if name == point][hit - 1]
-                return Target(point, later, hit, at < startup)
+        for repeated_only in (True, False):
+            for point in dict.fromkeys(expected):
+                for later in (False, True):
+                    if (point, later) not in self.pending or missed[point, later] >= MISSES_PER_ROUND:
+                        continue
+                    if later and (point, False) in self.pending:
+                        break  # its first hit first
+                    if later and counts[point] >= 2:
+                        hit = self.rng.randint(2, min(LATER_HIT_MAX, counts[point]))
+                    elif later and repeated_only and self.most[point] > 1:
+                        continue
+                    else:
+                        hit = 1
+                    at = [i for i, name in enumerate(expected) if name == point][hit - 1]
+                    return Target(point, later, hit, at < startup)
         return None
 
     # -- one process ------------------------------------------------------------------------------

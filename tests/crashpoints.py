@@ -13,19 +13,23 @@ process the harness starts writes the points it passes to a trace
 only on a resume (a mark log replayed, ``.open`` WARC files repaired, JE's recovery) or at close
 included, and whatever points other code adds later. Every point a mode passes is killed twice
 (``PYCRAWLER_FAILPOINT=name:N``): at its first hit, and at a later one (N drawn from the seed
-between 2 and the hits a process makes, up to :data:`LATER_HIT_MAX`; a point a process passes only
-once is killed again at its hit in a later process).
+between 2 and the hits the coming process is expected to make, up to :data:`LATER_HIT_MAX`; a
+point a process passes only once is killed again at its hit in a later process). Two settings
+for crash tests make a crawl of a few hundred pages pass every step: DRUM merges inside its
+flushes (:data:`DRUM_BUCKET_BYTES`) and WARC files are finished while it runs
+(:data:`WARC_MAX_SIZE`).
 
 **Chained kills.** The processes of a *round* share one state folder: each resumes the one
 killed before it, with the same command, armed with the next point. The point chosen is the
 one the coming process is expected to reach first (from the trace of the process before it),
 so a kill keeps the crawl's work for the kills after it and start-up points are killed before
-close points. A round ends when a process finishes (exit 0) and no point left is expected in
-another resume of the finished crawl; the next round crawls again from an empty state while
-points are left (a Bloom filter is created only by a round's first process, a WARC file is
-finished only by the process that completes the crawl). The first round opens with random
-kills: after a seeded number of pages served and a pause of up to 20 ms, anywhere in or
-between flushes.
+close points. A process armed with a start-up point that it passes by (a ``.open`` WARC file
+or a mark-log record it was expected to find is not there) is killed by the harness at its
+first flush, and the point tried again after a later kill. A round ends when a process
+finishes (exit 0) and no point left is expected in another resume of the finished crawl; the
+next round crawls again from an empty state while points are left (a Bloom filter is created
+only by a round's first process). The first round opens with random kills: after a seeded
+number of pages served and a pause of up to 20 ms, anywhere in or between flushes.
 
 **What is checked**, per round, as a user would read the outputs:
 
@@ -41,7 +45,7 @@ A mode fails when it loses a page, a kill exceeds the bound, a repeat is unexpla
 fails (exit other than 0 or the kill), a point it passed is left unkilled at its first or later
 hit, or it has fewer point kills than points.
 
-The CI form is tests/test_crashpoints.py (one test per mode); by hand, for more pages, random
+The CI form is tests/test_crashpoints.py (two modes at a time); by hand, for more pages, random
 kills and rounds::
 
     python tests/crashpoints.py                                  # every mode

@@ -36,6 +36,13 @@ ANY_JE = frozenset({
     "test_scrapy",
     # The wheel carries its own JE 18, whatever the leg.
     "test_wheel",
+    # Signals and the JVM's error file: JPype's and the JVM's handlers, whatever JE is loaded.
+    "test_signals",
+    # The tools' commands killed at their failpoints: they run with no JE named, so on the build's
+    # JE in either leg (only the input stores would change).
+    "test_tool_kills",
+    # The crash harness's modes above the store (tests/test_crashpoints_above_je.py says why).
+    "test_crashpoints_above_je",
 })
 """Test modules whose outcome does not depend on which JE runs: marked ``any_je``, they run in
 the JE 3.3 leg only (scripts/test)."""

@@ -104,12 +104,14 @@ def migrate(source: str | Path, target: str | Path, to: int, *, je7_jar: str | P
             read_errors = reader.stderr.read().decode("utf-8", "replace")
             reader.wait()
         if reader.returncode != 0 or writer.returncode != 0:
-            failed = reader if reader.returncode else writer
-            message = (read_errors if reader.returncode else writer.stderr.decode("utf-8", "replace")).strip()
+            # A reader cut off by the writer's end failed because the writer did: name the writer.
+            blame_reader = reader.returncode != 0 and not (reader.returncode == WRITER_GONE and writer.returncode)
+            failed = reader if blame_reader else writer
+            message = (read_errors if blame_reader else writer.stderr.decode("utf-8", "replace")).strip()
             if not message:
                 message = (f"killed by {signal.Signals(-failed.returncode).name}" if failed.returncode < 0
                            else "no message")
-            side = reading if reader.returncode else f"writing {target} with {writing_je}"
+            side = reading if blame_reader else f"writing {target} with {writing_je}"
             raise PycrawlerError(f"migration failed {side}: {message.splitlines()[-1]}")
     counts = {}
     for line in writer.stdout.decode().splitlines():
@@ -177,10 +179,17 @@ def _chunks(records) -> Iterator[list[tuple[bytes, bytes]]]:
         yield chunk
 
 
+WRITER_GONE = 128 + signal.SIGPIPE
+"""The reader's exit when the writer stopped taking the stream (a shell's code for a pipe closed
+on its writer): the writer's own failure is the one to report."""
+
+
 def _main(argv: list[str]) -> int:
     action, path = argv
     try:
         _read(path) if action == "read" else _write(Path(path))
+    except BrokenPipeError:  # only the reader writes to a pipe
+        return WRITER_GONE
     except PycrawlerError as exc:
         print(f"pycrawler: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -95,23 +95,23 @@ def je18_jar() -> Path:
     return require_je18_jar()
 
 
+HERITRIX_HOME = ROOT / "target" / "heritrix-3.13.0"
+"""Heritrix 3.13.0's own distribution (peers/pom.xml; scripts/setup resolves it)."""
+
+
 @pytest.fixture(scope="session")
 def je7_jar() -> Path:
-    """Exactly JE 7.5.11, Heritrix 3's own JE, for tests of stores written for it to read back.
-    No registry serves it: the tests run when ``PYCRAWLER_JE7_JAR`` names one (every Heritrix 3
-    ``lib/`` holds ``je-7.5.11.jar``) and skip otherwise, in CI too."""
-    jar = os.environ.get("PYCRAWLER_JE7_JAR")
-    if not jar:
-        pytest.skip("needs exactly JE 7.5.11 (Heritrix 3's JE), which no registry serves: set PYCRAWLER_JE7_JAR")
-    if not Path(jar).is_file():
-        pytest.fail(f"PYCRAWLER_JE7_JAR names {jar}, which is not a file")
-    return Path(jar)
+    """Exactly JE 7.5.11, Heritrix 3's own JE, for tests of stores written for it to read back:
+    the jar Heritrix 3.13.0's distribution ships in its ``lib/``."""
+    jar = HERITRIX_HOME / "lib" / "je-7.5.11.jar"
+    if not jar.is_file():
+        missing(f"JE 7.5.11 is not at {jar.relative_to(ROOT)} (scripts/setup resolves Heritrix 3.13.0 from Maven Central)")
+    return jar
 
 
 def missing(what: str):
     """A fixture, server or tool a test needs is missing: that is a missing install step
-    (``scripts/setup`` installs all of them), so the test fails, whether or not ``CI`` is set.
-    Only the JE 7.5.11 tests skip (:func:`je7_jar`): no registry serves that jar."""
+    (``scripts/setup`` installs all of them), so the test fails, whether or not ``CI`` is set."""
     pytest.fail(what, pytrace=False)
 
 

@@ -150,7 +150,7 @@ LONG_READ = textwrap.dedent("""
 
 @pytest.fixture(params=["18.3.12", "7.5.11"])
 def newer_je(request):
-    """JE 18 (always here) and Heritrix 3's own JE 7.5.11 (when PYCRAWLER_JE7_JAR names one)."""
+    """JE 18 and Heritrix 3's own JE 7.5.11 (from Heritrix 3.13.0's distribution)."""
     return request.getfixturevalue("je18_jar" if request.param == "18.3.12" else "je7_jar")
 
 

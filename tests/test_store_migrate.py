@@ -3,7 +3,7 @@
 Each side runs on its own JE in its own process (a child per JE), so these tests drive the
 command line: a real JE 7 store to JE 3.3 and back to a newer JE, the book's store written by the
 book's Java code, and a pycrawler crawl state that the newer JE then continues. The newer JE is
-JE 18 (Maven Central) and, when ``PYCRAWLER_JE7_JAR`` names it, Heritrix 3's own JE 7.5.11.
+JE 18 (Maven Central) and Heritrix 3's own JE 7.5.11 (from Heritrix 3.13.0's distribution).
 "Equal" is checked the way a user would: ``store dump --format dbdump`` of every database,
 source against copy, each dumped by the JE that reads it; and the source is left byte-identical.
 """
@@ -47,7 +47,7 @@ LOG_VERSION = {"18": 17, "7": 15}
 
 @pytest.fixture(params=["18", "7"])
 def newer(request):
-    """``--to``, the jar of that JE, and the options that name it: JE 18, and JE 7.5.11 when given."""
+    """``--to``, the jar of that JE, and the options that name it: JE 18, and Heritrix 3.13.0's JE 7.5.11."""
     if request.param == "18":
         return "18", request.getfixturevalue("je18_jar"), ()
     jar = request.getfixturevalue("je7_jar")

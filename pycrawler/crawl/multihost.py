@@ -125,6 +125,10 @@ class MultiHostSite:
         self._lock = threading.Lock()
         self._servers: list[_HostServer] = []
 
+    handler_class = _Handler
+    """The request handler each host's server uses (``site`` and ``host`` given); a subclass
+    of :class:`_Handler` serves more than the link graph (robots.txt, redirects...)."""
+
     def url(self, host: int, path: str) -> str:
         return f"http://{host_address(host)}:{self.port}{path}"
 
@@ -179,7 +183,7 @@ class MultiHostSite:
     def _bind_all(self) -> None:
         self.port = 0
         for h in range(self.hosts):
-            handler = functools.partial(_Handler, site=self, host=h)
+            handler = functools.partial(self.handler_class, site=self, host=h)
             server = _HostServer((host_address(h), self.port), handler, bind_and_activate=False)
             server.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             self._servers.append(server)

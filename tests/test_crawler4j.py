@@ -212,7 +212,10 @@ SITE = {"index.html": ["a.html", "b.html", "c.html"], "a.html": ["d.html"], "b.h
         "c.html": ["g.html"], "d.html": [], "e.html": ["index.html"], "f.html": [], "g.html": []}
 
 
-def test_an_imported_crawl4j_frontier_continues_where_crawler4j_stopped(writers, tmp_path):
+@pytest.mark.parametrize("release", sorted(CRAWLER4J))
+def test_an_imported_crawl4j_frontier_continues_where_crawler4j_stopped(writers, tmp_path, release):
+    # crawler4j 3.5's frontier is JE 4.0.92's (log version 7), whose CacheMode has no EVICT_LN:
+    # the state is written on JE 5.0.73 (log version 8), which the crawl then opens by itself.
     server = CountingServer(write_pages(tmp_path / "site", SITE))
     with server as base:
         # crawler4j fetched index and a; c is in process; b and e wait (e at a higher priority).
@@ -226,7 +229,7 @@ def test_an_imported_crawl4j_frontier_continues_where_crawler4j_stopped(writers,
         script.schedule(base + "e.html", index, 1, -3 & 0x7F, "E")
         script.take(2)
         script.finish(1)
-        frontier = write_frontier(writers["4.2"], tmp_path / "crawl" / "frontier", script, True)
+        frontier = write_frontier(writers[release], tmp_path / "crawl" / "frontier", script, True)
         state = tmp_path / "py"
         done = pycrawler("crawler4j", "import", frontier, "--into", state)
         assert done.returncode == 0, done.stderr
@@ -234,6 +237,7 @@ def test_an_imported_crawl4j_frontier_continues_where_crawler4j_stopped(writers,
         assert (manifest["frontier"]["urls"], manifest["frontier"]["in_process"], manifest["seen"]["keys"]) == (3, 1, 5)
         assert json.loads((state / "crawl.json").read_text()) == {
             "seen": "drum", "queue_policy": "host", "canon": "safe", "seen_key": "md5"}
+        assert manifest["state_je"] == "5.0.73"
 
         crawled = subprocess.run([*map(str, [sys.executable, "-m", "pycrawler", "crawl", base + "index.html",
                                              "--state", state, "--no-progress", "--delay", "0"])],
@@ -244,6 +248,34 @@ def test_an_imported_crawl4j_frontier_continues_where_crawler4j_stopped(writers,
     fetched = [line.split()[3:6] for line in (state / "crawl.log").read_text().splitlines()]
     assert [f[0] for f in fetched[:3]] == [base + "c.html", base + "b.html", base + "e.html"]  # crawler4j's order
     assert fetched[1] == [base + "b.html", "L", base + "index.html"]
+
+
+def test_the_real_3x_frontiers_import_on_a_je_that_writes_work_queues(real_frontiers, tmp_path):
+    """crawler4j 3.x frontiers (the corpus's 01 and 15, JE 4.0.92) import: the state is written
+    on JE 5.0.73, since JE 4.0 has no CacheMode.EVICT_LN (the import failed on the first queued
+    URL: "database 'pending': NoSuchFieldError: EVICT_LN", exit 1)."""
+    for frontier in real_frontiers:
+        if not frontier.name.startswith(("01-", "15-")):
+            continue
+        before = file_hashes(frontier)
+        listed = pycrawler("store", "ls", frontier)
+        counts = {line.split()[1]: int(line.split()[0]) for line in listed.stdout.splitlines()[2:]}
+        assert "JE log version 7" in listed.stdout
+        state = tmp_path / frontier.name
+        done = pycrawler("crawler4j", "import", frontier, "--into", state)
+        assert done.returncode == 0, (frontier.name, done.stderr)
+        manifest = json.loads((state / "crawler4j-import.json").read_text())
+        assert (manifest["frontier"]["urls"], manifest["seen"]["keys"]) == (counts["PendingURLsDB"], counts["DocIDs"])
+        assert "JE log version 8" in pycrawler("store", "ls", state).stdout
+        assert file_hashes(frontier) == before
+        # A JE 4.0 named by the user is refused in one line before anything is built.
+        refused = subprocess.run([sys.executable, "-m", "pycrawler", "crawler4j", "import", frontier, "--into",
+                                  tmp_path / "refused"], cwd=ROOT, capture_output=True, text=True, timeout=180,
+                                 env=with_je(TARGET / "je" / "je-4.0.92.jar"))
+        assert (refused.returncode, refused.stderr.count("\n")) == (3, 1), refused.stderr
+        assert "has no EVICT_LN" in refused.stderr and "Traceback" not in refused.stderr
+        assert not list(tmp_path.glob("refused*"))
+        assert file_hashes(frontier) == before
 
 
 def a_store_of_log_version(folder: Path, version: int) -> Path:

@@ -111,8 +111,9 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from ..crawler4j.migrate import import_frontier
+    from ..crawler4j.migrate import import_frontier, start_jvm
 
+    start_jvm(args.dir)
     with _open(args) as frontier:
         manifest = import_frontier(frontier, Path(args.into), seen_table=args.seen, queue_policy=args.queue_policy,
                                    bloom_fpr=args.bloom_fpr, bloom_capacity=args.bloom_capacity,

@@ -18,8 +18,16 @@ the seen table (``--seen``: DRUM by default)
     the settings (``seen``, ``queue_policy``, ``canon``, ``seen_key``) and the record of the
     import: source, counts, URLs skipped by scheme.
 
-``DIR`` appears whole or not at all (:mod:`pycrawler.whole_folder`): a killed import leaves no
-state a crawl would resume, and the same command run again starts over.
+``DIR`` appears whole or not at all (:mod:`pycrawler.whole_folder`): a killed or failed import
+leaves no state a crawl would resume, and the same command run again starts over.
+
+**The JE that writes the state** (:func:`start_jvm`). A process runs on one JE, the one that
+reads the frontier. For a crawler4j 3.x frontier (log version 7) that would be JE 4.0.92, the
+one JE line without ``CacheMode.EVICT_LN``, which the work queues write every scheduled URL
+with: the import (and every crawl on the state it left) would fail at the first URL it queues.
+The import therefore runs on the oldest known JE that reads the frontier and has it (5.0.73:
+it reads log version 7 read-only without changing a byte) and writes the state in its log
+version (8), which ``pycrawler crawl`` then opens with the same JE by itself.
 
 **Left out**: priorities (they only ordered the frontier, which the ordinals keep), crawler4j's
 ``Statistics`` counters, anchors (pycrawler's records have no field for them), URLs other than
@@ -42,6 +50,48 @@ MANIFEST = "crawler4j-import.json"
 LINK_HOP = "L"
 
 
+EVICT_LN_MISSING = {(4, 0)}
+"""JE release lines whose ``CacheMode`` has no ``EVICT_LN`` (3.3 and 4.1+ have it)."""
+
+
+def state_writer(log_version: int):
+    """The JE a crawl state made from a frontier of ``log_version`` is written with (see the
+    module docstring): the JE that would read the frontier, unless its line lacks ``EVICT_LN``;
+    then the oldest known release that reads the frontier and has it. SetupError, in one line,
+    when none is known or the user named a JE without it."""
+    from .. import jvm
+    from ..errors import SetupError
+    from ..je_releases import reader_of
+
+    user = jvm.user_je()
+    reader = reader_of(log_version, "the crawler4j frontier", jvm.TARGET, user)
+    if reader.line not in EVICT_LN_MISSING:
+        return reader
+    if user is not None and user.line in EVICT_LN_MISSING:
+        raise SetupError(f"{user} (named on PYCRAWLER_CLASSPATH) cannot write a crawl state: its CacheMode has no "
+                         "EVICT_LN, which pycrawler's work queues write with; name JE 5.0.73 or later, or no JE")
+    writer = next((r for r in jvm.known_jes() if r.reads(log_version) and r.line not in EVICT_LN_MISSING), None)
+    if writer is None:
+        raise SetupError(f"no JE here both reads log version {log_version} and writes a crawl state (JE 4.0 has no "
+                         "CacheMode.EVICT_LN): run scripts/setup, which resolves JE 5.0.73 from Maven Central")
+    return writer
+
+
+def start_jvm(path: Path | str) -> None:
+    """Start this process's JVM on :func:`state_writer`'s JE for the frontier at ``path`` (the
+    frontier folder or the storage folder holding it), before the frontier is opened; nothing
+    when the JVM runs already or ``path`` holds no JE log (opening it then says why)."""
+    from .. import jvm
+    from ..store import logfile
+    from .frontier import FRONTIER_FOLDER
+
+    path = Path(path)
+    home = next((p for p in (path, path / FRONTIER_FOLDER) if p.is_dir() and logfile.jdb_files(p)), None)
+    if jvm.started() or home is None:
+        return
+    jvm.start(state_writer(logfile.log_version(home)))
+
+
 def import_frontier(frontier: Crawler4jFrontier, into: Path | str, *, seen_table: str = "drum",
                     queue_policy: str = "host", bloom_fpr: float = 0.001, bloom_capacity: int | None = None,
                     progress: bool | None = False) -> dict[str, Any]:
@@ -50,6 +100,13 @@ def import_frontier(frontier: Crawler4jFrontier, into: Path | str, *, seen_table
     from ..frontier.assignment import get_assignment
     from ..seen.tables import SEEN_TABLE_PATHS
 
+    from .. import jvm
+    from ..errors import SetupError
+
+    loaded = jvm.loaded_je()
+    if loaded.line in EVICT_LN_MISSING:  # a caller's JVM on JE 4.0: refuse before building anything
+        raise SetupError(f"this process runs {loaded}, whose CacheMode has no EVICT_LN, which pycrawler's work queues "
+                         "write with: import in a process on JE 5.0.73 or later (start_jvm chooses it)")
     into = require_empty_target(into, seen_table)
     policy = get_assignment(queue_policy)
     with building(into, "import") as build:
@@ -65,6 +122,7 @@ def import_frontier(frontier: Crawler4jFrontier, into: Path | str, *, seen_table
         manifest = {
             "source": str(frontier.path.resolve()),
             "log_version": frontier.log_version,
+            "state_je": loaded.version,
             "databases": frontier.counts(),
             "statistics": frontier.statistics(),
             "frontier": {"kind": "workqueues", "path": ".", **pending},

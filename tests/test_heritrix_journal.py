@@ -133,6 +133,31 @@ def test_a_logs_folder_is_read_oldest_part_first_and_a_checkpoint_reads_up_to_it
         "frontier.recover.gz", "frontier.recover.gz.20201122093000", "frontier.recover.gz.cp00002-20201122110000"]
 
 
+def test_the_empty_current_file_a_checkpoint_leaves_is_read_as_no_lines_beside_the_rotated_parts(tmp_path):
+    """Heritrix 3.13 rotates the journal at a checkpoint and leaves the new current file at 0
+    bytes until its gzip stream first flushes: a journal in that form is read whole, and the
+    empty file said so (not refused as "not gzip"); a file cut after the gzip magic's first
+    byte reads as cut."""
+    logs = tmp_path / "logs"
+    write(logs / "frontier.recover.gz.cp00001-20201122100000", gz("F+ http://a.example/1 L x\n",
+                                                                   "F+ http://a.example/2 L x\n"))
+    write(logs / "frontier.recover.gz.cp00002-20201122110000", gz("Fs http://a.example/1 L x\n"))
+    write(logs / "frontier.recover.gz", b"")
+    journal = replay_path(logs)
+    assert urls(journal) == ["http://a.example/2"]
+    assert [f.path.name for f in journal.files if f.empty] == ["frontier.recover.gz"]
+    assert journal.summary()["empty_files"] == [str(logs / "frontier.recover.gz")] and not journal.cut
+    write(logs / "frontier.recover.gz", b"\x1f")
+    assert "gzip cut short at byte 1" in replay_path(logs).cut[0].cut
+    write(logs / "frontier.recover.gz", b"")
+    at_first = replay_path(logs, checkpoint="cp00001-20201122100000")
+    assert urls(at_first) == ["http://a.example/1", "http://a.example/2"]
+    assert [p.name for p in at_first.after_checkpoint] == ["frontier.recover.gz.cp00002-20201122110000",
+                                                           "frontier.recover.gz"] and at_first.relaunched == []
+    with pytest.raises(BadInput, match="every file is empty"):
+        replay_path(write(tmp_path / "killed" / "frontier.recover.gz", b""))
+
+
 def test_a_gzip_cut_short_keeps_every_whole_line_before_the_cut_and_says_so(tmp_path):
     deflate = zlib.compressobj(wbits=31)
     head = deflate.compress(b"F+ http://a.example/1 L x\nF+ http://a.example/2 L x\n") + deflate.flush(zlib.Z_SYNC_FLUSH)

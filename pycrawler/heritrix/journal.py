@@ -27,10 +27,12 @@ At each checkpoint the journal is closed and renamed ``frontier.recover.gz.cpNNN
 (``CrawlerJournal.rotateForCheckpoint``) and a new one started, so a crawl's journal is its
 rotated parts, oldest first (the names sort so), then the current file. With Heritrix's
 ``forgetAllButLatest`` the older parts are concatenated into the newest (gzip allows that):
-a file may hold several gzip members. A crawl killed mid-write leaves the current file cut
-short; Heritrix reads such a file up to where it breaks (``EOFException``: "expected in some
-uncleanly-closed recovery logs"). This reader does the same, keeps every whole line before
-the break, and says where it broke.
+a file may hold several gzip members. Heritrix 3.13 leaves the new current file at 0 bytes
+until its gzip stream first fills a buffer (32 KiB), so right after a checkpoint, or after a
+kill before that, it is empty: read as no lines, and said so. A crawl killed mid-write leaves
+the current file cut short; Heritrix reads such a file up to where it breaks
+(``EOFException``: "expected in some uncleanly-closed recovery logs"). This reader does the
+same, keeps every whole line before the break, and says where it broke.
 
 Replaying a journal (:func:`replay`) gives what the frontier held when it was written: a
 URL is *pending* from its ``F+`` line until a ``Fs``, ``Ff`` or ``Fd`` line finishes it (a
@@ -95,6 +97,7 @@ class JournalFile:
     path: Path
     lines: int = 0
     cut: str | None = None      # why the file ends early ("cut short after byte N", ...)
+    empty: bool = False         # 0 bytes: nothing written to it yet
 
 
 @dataclasses.dataclass
@@ -106,6 +109,7 @@ class Replay:
     events: dict[str, int]           # lines per tag
     skipped: int                     # lines that are no journal event (garbage, a URL that is none)
     ignored: list[Path] = dataclasses.field(default_factory=list)  # files in the folder not read
+    checkpoint: str | None = None    # read up to this checkpoint's rotation
 
     @property
     def lines(self) -> int:
@@ -115,11 +119,28 @@ class Replay:
     def cut(self) -> list[JournalFile]:
         return [f for f in self.files if f.cut]
 
+    @property
+    def after_checkpoint(self) -> list[Path]:
+        """Files not read because they were written after the checkpoint read (its rotated
+        later parts and the current file)."""
+        return [p for p in self.ignored if self.checkpoint is not None and written_after_rotation(p)]
+
+    @property
+    def relaunched(self) -> list[Path]:
+        """Files not read because Heritrix moved them aside at a relaunch: another run."""
+        later = set(self.after_checkpoint)
+        return [p for p in self.ignored if p not in later]
+
     def summary(self) -> dict:
-        """The facts of the replay, as the import's manifest records them."""
+        """The facts of the replay, as the import's manifest records them. ``ignored_files``
+        lists every file of the folder not read; ``after_checkpoint`` those of them written
+        after the checkpoint read, ``relaunched`` those moved aside at a relaunch."""
         return {"files": [str(f.path) for f in self.files], "lines": self.lines, "events": self.events,
                 "skipped_lines": self.skipped, "cut_short": {str(f.path): f.cut for f in self.cut},
-                "ignored_files": [str(p) for p in self.ignored], "pending": len(self.pending)}
+                "empty_files": [str(f.path) for f in self.files if f.empty],
+                "ignored_files": [str(p) for p in self.ignored], "checkpoint": self.checkpoint,
+                "after_checkpoint": [str(p) for p in self.after_checkpoint],
+                "relaunched": [str(p) for p in self.relaunched], "pending": len(self.pending)}
 
     def close(self) -> None:
         """Free the pending URLs' spill file."""
@@ -127,6 +148,12 @@ class Replay:
 
 
 # -- finding the files ------------------------------------------------------------------------------
+
+def written_after_rotation(path: Path) -> bool:
+    """Whether ``path`` is a part of the journal that goes on after a rotation (a later rotated
+    part or the current file), not a file moved aside at a relaunch."""
+    return Path(path).name in (RECOVER_LOG, H1_RECOVER_LOG) or bool(ROTATED_PART.match(Path(path).name))
+
 
 def journal_files(path: str | Path, *, checkpoint: str | None = None) -> tuple[list[Path], list[Path]]:
     """(files to read, oldest first; other journal files of the folder, not read).
@@ -172,6 +199,12 @@ def read_line_batches(path: Path, report: JournalFile) -> Iterator[list[bytes]]:
     with stream:
         head = stream.read(2)
         stream.seek(0)
+        if not head:
+            report.empty = True
+            return
+        if head == GZIP_MAGIC[:1] and len(head) == 1:   # a kill after the gzip header's first byte
+            report.cut = "gzip cut short at byte 1 (an unclean end, as a killed crawl leaves)"
+            return
         if head != GZIP_MAGIC:
             if path.name.endswith(".gz") or ROTATED_PART.match(path.name):
                 raise BadInput(f"recover log {path} is not gzip (Heritrix writes its journal gzipped)")
@@ -446,9 +479,12 @@ def replay_path(path: str | Path, *, checkpoint: str | None = None, progress: bo
     """:func:`replay` of a journal file or of a ``logs/`` folder's journal (:func:`journal_files`)."""
     files, ignored = journal_files(path, checkpoint=checkpoint)
     done = replay(files, ignored, progress=progress)
+    done.checkpoint = checkpoint
     if not done.lines or (not any(done.events.values()) and done.skipped):
+        why = done.cut[0].cut if done.cut else ("every file is empty (0 bytes: Heritrix had not yet flushed its "
+                                                "gzip stream)" if all(f.empty for f in done.files) else "")
         raise BadInput(f"recover log {path} holds no Heritrix frontier journal lines (F+, Fs, Ff, ...)"
-                       + (f": {done.cut[0].cut}" if done.cut else ""))
+                       + (f": {why}" if why else ""))
     return done
 
 

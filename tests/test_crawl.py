@@ -4,18 +4,22 @@ Every reachable page is fetched exactly once (counted by the server), its CrawlU
 holds status, title, charset, layer and references, crawl.log has a line per attempt, WARC
 files read back; scope, max depth and max pages bound the crawl; robots.txt is obeyed; a
 crawl stopped with SIGINT resumes from its state folder without fetching anything twice; a Bloom
-seen table is made for ``--bloom-capacity`` URLs and keeps that size when the crawl resumes.
+seen table is made for ``--bloom-capacity`` URLs and keeps that size when the crawl resumes; the
+summary counts new URLs and dupes avoided alike whatever the seen table (DRUM answers late) and in
+a one-worker cluster of either kind.
 """
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import time
 
 import pytest
+from conftest import missing
 from crawl_sites import (ROOT, CountingServer, assert_each_page_fetched_once, crawl_command, fetched_records, page,
-                         run_crawl, write_site)
+                         run_crawl, write_pages, write_site)
 from warcio.archiveiterator import ArchiveIterator
 
 FAST = ("--delay", "0", "--queue-policy", "bkdr", "--concurrency", "8")
@@ -194,3 +198,62 @@ def test_a_bloom_filter_is_made_for_bloom_capacity_urls_and_keeps_its_size_on_re
         assert table.capacity == 5000 and table.count >= len(reachable)
     finally:
         table.close()
+
+
+SUMMARY_TABLES = [(seen, cache) for seen in ("exact", "bloom", "drum") for cache in (None, "clock:64")]
+SUMMARY_CLUSTERS = ["split", "central"]
+
+
+@pytest.fixture(scope="module")
+def linked_site(tmp_path_factory):
+    """40 pages, each linking on, back to the start, to a page further on, to itself and to a
+    page that is not there (a 404, never parsed), some links twice: (root, pages' links)."""
+    names = [f"p{i}.html" for i in range(40)]
+    links = {name: [names[(i + 1) % 40], names[0], names[(7 * i + 3) % 40], name, "missing.html", names[(i + 1) % 40]]
+             for i, name in enumerate(names)}
+    return write_pages(tmp_path_factory.mktemp("linked") / "site", links), links
+
+
+@pytest.fixture(scope="module")
+def cluster_redis(tmp_path_factory):
+    """A redis-server for the one-worker clusters, started at its first use."""
+    from pycrawler.cluster.local_redis import LocalRedis, find_redis_server
+
+    servers: list[tuple[LocalRedis, str]] = []
+
+    def url() -> str:
+        if not servers:
+            if find_redis_server() is None:
+                missing("redis-server is not installed (scripts/setup installs it)")
+            server = LocalRedis(tmp_path_factory.mktemp("redis"))
+            servers.append((server, server.start()))
+        return servers[0][1]
+
+    yield url
+    for server, _ in servers:
+        server.stop()
+
+
+@pytest.mark.parametrize("seen, cache, dedupe", [(s, c, None) for s, c in SUMMARY_TABLES]
+                         + [("exact", None, d) for d in SUMMARY_CLUSTERS],
+                         ids=[s + ("+cache" if c else "") for s, c in SUMMARY_TABLES]
+                         + [f"cluster-{d}" for d in SUMMARY_CLUSTERS])
+def test_the_summary_counts_new_urls_and_dupes_avoided_alike_with_every_seen_table(
+        seen, cache, dedupe, linked_site, cluster_redis, tmp_path, monkeypatch):
+    from pycrawler.seen.drum.visited import BUCKET_BYTES_VARIABLE
+
+    root, links = linked_site
+    # DRUM answers at merges inside the crawl's schedule calls too, not only when the frontier runs dry.
+    monkeypatch.setenv(BUCKET_BYTES_VARIABLE, "1")
+    options = [*FAST, "--seen", seen, *(("--url-cache", cache) if cache else ())]
+    if dedupe:
+        options += ["--redis", cluster_redis(), "--cluster", f"summary-{dedupe}", "--dedupe", dedupe,
+                    "--worker", "w0", "--lease", "2", "--heartbeat", "0.3", "--settle", "0.3"]
+    base, done, counts = crawl_site(root, tmp_path / "state", *options, seed="p0.html")
+    urls = {"p0.html", *(target for targets in links.values() for target in targets)}  # every page is reachable
+    assert set(counts) == urls and set(counts.values()) == {1}
+    extracted = sum(len(targets) for targets in links.values())  # the 404 page is not parsed
+    line = next(line for line in done.stdout.splitlines() if line.startswith("links:"))
+    numbers = [int(n.replace(",", "")) for n in re.findall(r"[\d,]+(?= extracted| new URLs| dupes avoided)", line)]
+    # Every link offered, and the seed, is either new or a dupe avoided: each URL is new once.
+    assert numbers == [extracted, len(urls), extracted + 1 - len(urls)], line

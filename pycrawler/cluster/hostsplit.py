@@ -185,6 +185,9 @@ class HostSplitExchange:
         for i, url in enumerate(urls):
             self.fetched_outbox.setdefault(host_of(url), []).append(raw[8 * i:8 * i + 8])
 
+    def duplicates(self) -> int:
+        return self.traffic["dropped"]  # the sending cache's hits: links sent before
+
     def earlier_fetches(self, urls: Sequence[str]) -> np.ndarray:
         with self._loaded_lock:
             hosts = sorted({host_of(url) for url in urls} - self._loaded)

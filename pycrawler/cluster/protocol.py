@@ -118,6 +118,11 @@ class LinkExchange(Protocol):
         gained them, for each host not asked about since it was gained (empty otherwise). The
         worker learns them as seen and does not fetch them."""
 
+    def duplicates(self) -> int:
+        """Links this worker discovered that the cluster dropped as known before they reached any
+        worker's frontier (a sending cache's hits, the central protocol's strikes), since the
+        exchange opened: the worker counts them among its dupes avoided."""
+
     def report(self, fetched: int, pending: int, idle: bool) -> bool:
         """Tell the cluster how this worker stands (fetched pages, URLs in its frontier; idle:
         nothing to fetch and nothing in process), at least every flush; True when it is idle

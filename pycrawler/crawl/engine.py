@@ -161,6 +161,7 @@ class Crawler(FlushPath, ExchangePath):
         self._stopping = False
         self._finished: list[Finished] = []
         self._in_process = 0
+        self._repeats = 0  # links the page workers dropped as passed on before (dupes avoided)
         self._free_workers: list[int] = []
         self._wakeup: asyncio.Event | None = None
         self._flush_due: asyncio.Event | None = None
@@ -272,7 +273,8 @@ class Crawler(FlushPath, ExchangePath):
                 self.stats_log.write(self)
             self.stats_log.close()
         if self._failure is None:
-            self._close_stores()
+            self._close_stores()  # the frontier's close resolves what DRUM still holds
+        self._count_links()
         self.summary.store_bytes = sum(f.stat().st_size for f in Path(self.config.state).glob("*.jdb"))
 
     def _close_stores(self) -> None:
@@ -492,7 +494,7 @@ class Crawler(FlushPath, ExchangePath):
             links, hops = page.links, page.hops
             summary.links += page.extracted
             summary.out_of_scope += page.rejected
-            summary.dupes_avoided += page.repeats
+            self._repeats += page.repeats
         else:
             links, hops = [], ""
         record.type = media

@@ -80,7 +80,7 @@ class FlushPath:
                 shown = time.monotonic()
                 stats = self.frontier.stats()["by_state"]
                 self.progress.update(queues_ready=stats["ready"]["queues"], queues_snoozed=stats["snoozed"]["queues"],
-                                     pending=len(self.frontier), seen=self.summary.enqueued)
+                                     pending=len(self.frontier), seen=self.frontier.totals["enqueued"])
                 if self.url_cache is not None:
                     self.progress.update(cache_hits=self.url_cache.hits, cache_misses=self.url_cache.misses)
 
@@ -148,6 +148,15 @@ class FlushPath:
         if self.stats_log is not None:
             self.stats_log.scheduled(len(links))
         for layer, records in sorted(by_layer.items()):
-            done = self.frontier.schedule(records, layer=layer, force=force)
-            self.summary.enqueued += done.enqueued
-            self.summary.dupes_avoided += done.duplicates
+            self.frontier.schedule(records, layer=layer, force=force)
+
+    def _count_links(self) -> None:
+        """The summary's new URLs and dupes avoided, counted where the answers arrive: the
+        frontier's totals of this run (DRUM answers a check when it merges, at a later schedule
+        call, a flush or the close, not when the link is offered), the links the page workers
+        dropped as passed on before, and those the cluster dropped as known before they reached
+        any frontier."""
+        totals = self.frontier.totals
+        self.summary.enqueued = totals["enqueued"]
+        self.summary.dupes_avoided = (self._repeats + totals["duplicates"]
+                                      + (self.exchange.duplicates() if self.exchange is not None else 0))

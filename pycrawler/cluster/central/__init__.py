@@ -57,6 +57,8 @@ class CentralExchange:
         self.central = CentralHost(client, layout, worker, network, lambda: membership.members,
                                    int(membership.lease * 1000), answer_timeout_ms)
         membership.settle(settle)
+        self._struck_before = self._struck()  # the count in Redis is the worker's, over all its lives
+        self._struck_seen = self._struck_before
         self.figures: dict = {}
         self.unacked: list[Delivery] = []
         self.fresh: list[Link] = []  # added since the last flush: what a failed flush returns
@@ -160,6 +162,19 @@ class CentralExchange:
     def fetched(self, urls: Sequence[str], keys: np.ndarray) -> None:
         """Nothing to record: task_URL keeps a URL from ever being allocated twice, so a host's
         new owner is never given what its old owner fetched."""
+
+    def duplicates(self) -> int:
+        """Repeats in the URL pool, links finish_URL or the sending cache dropped, and those of
+        this worker's frames a central host struck since the exchange opened (the last count read
+        when Redis does not answer)."""
+        with contextlib.suppress(*NETWORK_ERRORS):
+            self._struck_seen = self._struck()
+        stats = self.local.stats
+        return (stats["pooled_twice"] + stats["dropped_locally"] + stats["dropped"]
+                + self._struck_seen - self._struck_before)
+
+    def _struck(self) -> int:
+        return int(self.membership.redis.hget(self.layout.duplicates, self.membership.worker) or 0)
 
     def earlier_fetches(self, urls: Sequence[str]) -> np.ndarray:
         return np.empty(0, dtype=np.uint64)  # see `fetched`

@@ -30,6 +30,7 @@ Where the paper is silent, what this module chose:
 
 from __future__ import annotations
 
+import collections
 import json
 import time
 from collections.abc import Callable
@@ -123,6 +124,7 @@ class CentralHost:
         self.live: dict[str, list[str]] | None = None  # live workers by network, read once a step
         self.out: list[tuple[str, Frame]] = []  # frames to send at the step's commit
         self.dirty: set[tuple[str, int]] = set()  # pool records to write (or delete) at the commit
+        self.struck: collections.Counter = collections.Counter()  # origin -> URLs of its frames found known, this step
         self.read_pending = False  # after a take-over: the claimed entries come first
         self.stats = {"frames": 0, "timeouts": 0, "late_answers": 0, "allocated": 0, "takeovers": 0, "rerouted": 0}
         ensure_group(client, self.inbox, CENTRAL_GROUP)
@@ -180,7 +182,7 @@ class CentralHost:
     def _step(self, block_ms: int) -> int:
         block_ms = min(block_ms, max(1, self._next_deadline() - now_ms()))
         entries = self._read(block_ms)
-        self.out, self.dirty, self.live = [], set(), None
+        self.out, self.dirty, self.live, self.struck = [], set(), None, collections.Counter()
         for _, fields in entries:
             try:
                 frame = decode(fields[b"f"])
@@ -260,7 +262,9 @@ class CentralHost:
         record["answered"].append(frame.ip)
         known = frame.known()
         if record["reply_to"] is None:  # our frame: drop what another host or network has
-            record["urls"] = {url: 0 for url in record["urls"] if url not in known}
+            kept = {url: 0 for url in record["urls"] if url not in known}
+            self.struck[record["origin"]] += len(record["urls"]) - len(kept)
+            record["urls"] = kept
         else:  # another network's request: mark what our hosts have
             record["urls"] = {url: 1 if url in known else mark for url, mark in record["urls"].items()}
         self.dirty.add((pool, frame.number))
@@ -280,7 +284,7 @@ class CentralHost:
         if pool == "local":  # the network is done: now the other networks
             others = self._other_networks()
             if not record["urls"] or not others:
-                self._allocate_urls(list(record["urls"]), record.get("found"))
+                self._allocate_urls(list(record["urls"]), record.get("found"), record["origin"])
                 return
             self._open("dist", number, record["urls"], origin=record["origin"], reply_to=None,
                        expected=[central_address(n) for n in others], wait_ms=2 * self.answer_timeout_ms,
@@ -288,7 +292,7 @@ class CentralHost:
             for network in others:
                 self._send(self.layout.inbox(network), Frame(record["urls"], self.address, number, Flag.REQUEST))
         elif record["reply_to"] is None:  # every network answered (or timed out): allocate
-            self._allocate_urls(list(record["urls"]), record.get("found"))
+            self._allocate_urls(list(record["urls"]), record.get("found"), record["origin"])
         else:  # answer the other network, adding what this network already allocated
             urls = list(record["urls"])
             allocated = self.client.smismember(self.layout.task_url(self.network), fingerprint_keys(urls)) if urls else []
@@ -296,9 +300,10 @@ class CentralHost:
             network = record["reply_to"].partition("@")[2]
             self._send(self.layout.inbox(network), Frame(marks, self.address, number, Flag.ANSWER))
 
-    def _allocate_urls(self, urls: list[str], found: dict[str, str] | None) -> None:
+    def _allocate_urls(self, urls: list[str], found: dict[str, str] | None, origin: str) -> None:
         """Allocate what survived de-duplication; each task_pool line carries the URL's depth,
-        hop path and via from ``found`` (a URL alone when a set came without them)."""
+        hop path and via from ``found`` (a URL alone when a set came without them). What a
+        task_URL already holds is not allocated: struck, for ``origin``'s count of duplicates."""
         if urls:
             # Every network that ever allocated, alive or not: what it allocated stays allocated.
             networks = sorted(n.decode() for n in self.client.smembers(self.layout.networks))
@@ -306,7 +311,9 @@ class CentralHost:
             task_urls += [self.layout.task_url(n) for n in networks if n != self.network]
             found = found or {}
             lines = [f"{url}\t{found[url]}" if url in found else url for url in urls]
-            self.stats["allocated"] += self._place_urls(urls, lines, fingerprint_keys(urls), self.inbox, [], task_urls)
+            placed = self._place_urls(urls, lines, fingerprint_keys(urls), self.inbox, [], task_urls)
+            self.stats["allocated"] += placed
+            self.struck[origin] += len(urls) - placed
 
     def _place_urls(self, urls: list[str], lines: list[str], fps: list, stream: str, ids: list,
                     task_urls: list[str]) -> int:
@@ -344,10 +351,14 @@ class CentralHost:
         self.out.append((stream, frame))
 
     def _commit(self, entry_ids: list) -> None:
-        """Pool changes, outgoing frames and the inbox acknowledgement, in one transaction."""
-        if not entry_ids and not self.dirty and not self.out:
+        """Pool changes, outgoing frames, the origins' counts of struck URLs and the inbox
+        acknowledgement, in one transaction."""
+        if not entry_ids and not self.dirty and not self.out and not self.struck:
             return
         pipe = self.client.pipeline(transaction=True)
+        for origin, count in self.struck.items():
+            if count:
+                pipe.hincrby(self.layout.duplicates, origin, count)
         for pool, number in self.dirty:
             record = self.records[pool].get(number)
             if record is None:

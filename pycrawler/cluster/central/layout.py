@@ -37,6 +37,7 @@ class Layout:
         self.host_network = f"{self.prefix}:host_network"  # hash worker -> its network
         self.owners = f"{self.prefix}:owners"  # hash URL host -> the worker that crawls it
         self.task_pool_prefix = f"{self.prefix}:host:"
+        self.duplicates = f"{self.prefix}:duplicates"  # hash worker -> links of its frames the central hosts struck
 
     # A local host's pools.
     def finish_url(self, worker: str) -> str:

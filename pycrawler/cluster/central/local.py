@@ -54,7 +54,7 @@ class LocalHost:
         self.requests_seen = last[0][0] if last else "0-0"  # requests made before this host joined are not its to answer
         self.pending_first = True  # redeliver what a previous life (or a read whose answer was lost) received but never acked
         self.stats = {"frames_sent": 0, "sent": 0, "bytes_sent": 0, "own_discarded": 0, "answered": 0,
-                      "dropped_locally": 0, "dropped": 0, "received": 0, "forwarded": 0}
+                      "dropped_locally": 0, "dropped": 0, "received": 0, "forwarded": 0, "pooled_twice": 0}
         ensure_group(client, self.task_pool, WORKER_GROUP)
         pipe = client.pipeline(transaction=False)
         pipe.sadd(layout.networks, network)
@@ -64,8 +64,10 @@ class LocalHost:
     # -- submitting (flag 1) --------------------------------------------------------------------
 
     def add(self, links: Sequence[Link]) -> None:
+        before = len(self.url_pool)
         for link in links:
             self.url_pool.setdefault(link.url, link)
+        self.stats["pooled_twice"] += len(links) - (len(self.url_pool) - before)
 
     def flush(self) -> None:
         """Local de-duplication against finish_URL, then the rest as flag 1 frames to the central

@@ -69,10 +69,14 @@ POINTS: dict[str, str] = {
     "cluster.arrivals.committed": "links from other workers committed in the frontier, not yet acknowledged",
     "cluster.forwarded.rescheduled": "forwarded URLs that came back scheduled, not yet removed from 'forwarded'",
     "cluster.outbox.committed": "a flush outside the crawl's flush: what Redis did not take committed to the outbox",
-    "import.pending.restored": "heritrix/crawler4j import: a batch of pending URLs committed in the new frontier",
-    "import.seen.added": "heritrix/crawler4j import: a batch of seen keys added to the new seen table",
-    "folder.build.written": "import or store migrate: the new folder whole and synced as DIR.part, before the rename",
-    "folder.build.renamed": "import or store migrate: DIR.part renamed to DIR, its parent folder not yet synced",
+    "import.pending.restored": "heritrix/crawler4j import, heritrix rescue: a batch of pending URLs committed in "
+                               "the new frontier",
+    "import.seen.added": "heritrix/crawler4j import, heritrix rescue: a batch of seen keys added to the new seen "
+                         "table",
+    "folder.build.written": "import, rescue or store migrate: the new folder whole and synced as DIR.part, before the "
+                            "rename",
+    "folder.build.renamed": "import, rescue or store migrate: DIR.part renamed to DIR, its parent folder not yet "
+                            "synced",
     "store.migrate.committed": "store migrate's writer: a batch of records committed in DST.part",
     "store.load.committed": "store load: a batch of records committed",
 }

@@ -1,6 +1,8 @@
-"""``pycrawler heritrix inspect|seen|export|import|journal``: Heritrix crawl state, read-only.
+"""``pycrawler heritrix inspect|seen|export|import|rescue|journal``: Heritrix crawl state, read-only.
 
-``journal`` writes a pycrawler crawl state as Heritrix's frontier recover journal; every other
+``journal`` writes a pycrawler crawl state as Heritrix's frontier recover journal; ``rescue``
+rebuilds the frontier of a crawl that died with no usable state from its crawl.log, WARC files
+and last checkpoint (:mod:`pycrawler.heritrix.rescue`); every other
 command opens the state (a job's ``state/`` folder, or ``--checkpoint NAME|latest``)
 read-only and changes nothing in it; a state that a running crawler holds is refused (see
 docs/heritrix.md). Heritrix 1.14 stores are read with pycrawler's JE 3.3; Heritrix 3 stores
@@ -22,7 +24,9 @@ from itertools import islice
 from pathlib import Path
 
 from ..atomic_write import replacing
+from ..crawl.scope import SCOPES
 from ..errors import BadInput
+from ..heritrix.rescue import DEFAULT_MAX_HOPS, LINK_SOURCES
 from ..progress import add_option as add_progress_option
 from ..progress import meter
 from .jsonl import json_line
@@ -81,6 +85,38 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="Bloom filter capacity (default: twice Heritrix's seen count, at least 10 million)")
     add_progress_option(imp)
 
+
+    rescue = actions.add_parser(
+        "rescue", help="rebuild the frontier of a Heritrix crawl that died with no usable state (kill -9, no "
+                       "checkpoint) from its crawl.log, WARC files and last checkpoint: a pycrawler crawl state "
+                       "and/or a journal for Heritrix's importURIs")
+    rescue.add_argument("crawl", metavar="JOB_OR_LAUNCH", help="the job folder (jobs/NAME; its latest launch is read) "
+                                                                "or a launch folder (jobs/NAME/TIMESTAMP)")
+    rescue.add_argument("--into", metavar="DIR", help="write a pycrawler crawl state here (a new or empty folder)")
+    rescue.add_argument("--journal", metavar="FILE", help="write the frontier as a Heritrix recover journal (gzip), "
+                                                          "for importURIs")
+    rescue.add_argument("--warcs", metavar="DIR", help="the crawl's WARC files (default: the launch's warcs/)")
+    rescue.add_argument("--checkpoint", metavar="NAME", default="latest",
+                        help="the checkpoint whose seen keys and pending URLs to add: a name, 'latest' (the default: "
+                             "the newest, if any) or 'none'")
+    rescue.add_argument("--seed", action="append", default=[], metavar="URL",
+                        help="a seed of the crawl (repeatable; crawl.log's seeds are found by themselves)")
+    rescue.add_argument("--scope", choices=SCOPES, default="seed-hosts",
+                        help="which discovered links are queued, as pycrawler crawl --scope (default: seed-hosts)")
+    rescue.add_argument("--links", choices=LINK_SOURCES, default="all",
+                        help="all (default): pycrawler's parse of the archived responses and the outlinks of "
+                             "Heritrix's metadata records; parsed: pycrawler's parse only")
+    rescue.add_argument("--max-hops", type=int, default=DEFAULT_MAX_HOPS, metavar="N",
+                        help=f"leave out links more hops from a seed (default: {DEFAULT_MAX_HOPS}, Heritrix's maxHops)")
+    rescue.add_argument("--queue-policy", metavar="POLICY",
+                        help="queue assignment (default: the checkpoint's, detected from its queues, else "
+                             "heritrix-host)")
+    rescue.add_argument("--seen", choices=("drum", "bloom", "exact"), default="drum",
+                        help="seen table of the crawl state (default: drum)")
+    rescue.add_argument("--bloom-fpr", type=float, default=0.001, metavar="P", help="Bloom false-positive rate")
+    rescue.add_argument("--bloom-capacity", type=int, metavar="N", help="Bloom filter capacity")
+    add_progress_option(rescue)
+    rescue.set_defaults(run=run_rescue)
 
     journal = actions.add_parser(
         "journal", help="write a pycrawler crawl state as a Heritrix frontier recover journal, which Heritrix 3 "
@@ -255,6 +291,43 @@ def run_import(args: argparse.Namespace) -> int:
           f"and {seen['keys']} seen keys into {seen['kind']} ({seen['path']}, Heritrix createKey)")
     print(f"continue with: pycrawler crawl SEED... --state {args.into} (the job's seeds and scope; "
           "the folder keeps the seen table, queue policy and keys)")
+    return 0
+
+
+# -- rescue -------------------------------------------------------------------------------------
+def run_rescue(args: argparse.Namespace) -> int:
+    from ..heritrix.rescue import describe, rescue, survivors, write_rescue_journal, write_state
+
+    if not args.into and not args.journal:
+        raise BadInput("say what to write: --into DIR (a pycrawler crawl state) and/or --journal FILE")
+    if args.into:
+        from ..whole_folder import require_new_folder
+
+        require_new_folder(args.into, "rescue")   # refused before minutes of reading, not after
+    found = survivors(args.crawl, warcs=args.warcs, checkpoint=None if args.checkpoint == "none" else args.checkpoint)
+    rescued = rescue(found, scope=args.scope, seeds=args.seed, links=args.links, max_hops=args.max_hops,
+                     queue_policy=args.queue_policy, progress=args.progress)
+    for line in describe(rescued.summary):
+        print(line)
+    if args.into:
+        manifest = write_state(rescued, Path(args.into), seen_table=args.seen, bloom_fpr=args.bloom_fpr,
+                               bloom_capacity=args.bloom_capacity, progress=args.progress)
+        frontier, seen = manifest["frontier"], manifest["seen"]
+        print(f"wrote {args.into}: {frontier['urls']} pending URLs in {frontier['queues']} work queues "
+              f"({frontier['queue_policy']}) and {seen['keys']} seen keys into {seen['kind']} (Heritrix createKey)")
+        print(f"continue with: pycrawler crawl {' '.join(rescued.seeds)} --state {args.into} (the job's scope; "
+              "the folder keeps the seen table, queue policy and keys)")
+    if args.journal:
+        from ..heritrix.journal import ADDED, FAILURE, SUCCESS
+
+        counts = _write_binary(args.journal, lambda out: write_rescue_journal(rescued, out))
+        print(f"wrote {args.journal}: {counts[ADDED]} pending URLs (F+), {counts[SUCCESS]} succeeded (Fs), "
+              f"{counts[FAILURE]} failed (Ff)" + (f"; the checkpoint's {rescued.summary['checkpoint_seen_keys']} seen "
+                                                 "keys name no URL and are not in it" if found.checkpoint else ""))
+        params = json.dumps({"path": str(Path(args.journal).resolve()), "format": "recoveryLog",
+                             "includeSuccesses": True, "includeFailures": True, "scheduleScheduleds": True})
+        print(f"import it into Heritrix 3 from the job's scripting console: "
+              f"appCtx.getBean('frontier').importURIs('{params}')")
     return 0
 
 

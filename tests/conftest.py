@@ -43,6 +43,9 @@ ANY_JE = frozenset({
     "test_tool_kills",
     # The crash harness's modes above the store (tests/test_crashpoints_above_je.py says why).
     "test_crashpoints_above_je",
+    # A real Heritrix writes with its own JE 7.5.11 and pycrawler reads its checkpoint with the JE
+    # it chooses for log version 15, whatever the leg's JE: the rescue of a killed crawl.
+    "test_heritrix_rescue",
 })
 """Test modules whose outcome does not depend on which JE runs: marked ``any_je``, they run in
 the JE 3.3 leg only (scripts/test)."""

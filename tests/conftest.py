@@ -46,6 +46,9 @@ ANY_JE = frozenset({
     # A real Heritrix writes with its own JE 7.5.11 and pycrawler reads its checkpoint with the JE
     # it chooses for log version 15, whatever the leg's JE: the rescue of a killed crawl.
     "test_heritrix_rescue",
+    # A real crawler4j crawl continued by pycrawler: crawler4j runs on its own JE 5.0.73 and every
+    # pycrawler command there runs with no JE named, so on the frontier's 5.0.73 in either leg.
+    "test_crawler4j_real",
 })
 """Test modules whose outcome does not depend on which JE runs: marked ``any_je``, they run in
 the JE 3.3 leg only (scripts/test)."""

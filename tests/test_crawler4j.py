@@ -173,7 +173,9 @@ def test_inspect_counts_databases_depths_and_priorities(writers, tmp_path):
     assert lines[8 + len(depths)].split() == ["priority:count"] + [f"{p}:{n}" for p, n in sorted(priorities.items())]
     lines = lines[9 + len(depths):]
     assert lines[0] == f"scheduled: 6 URLs with a docid (DocIDs), {len(finished)} of them no longer pending"
-    assert lines[1] == f"counters: Processed-Pages={len(script.finished)} Scheduled-Pages=6"
+    # Every URL crawler4j took out of the queues is pending, in process or processed: none dropped.
+    assert lines[1].startswith(f"  {len(script.finished)} processed (Processed-Pages), 0 dropped by crawler4j: ")
+    assert lines[2] == f"counters: Processed-Pages={len(script.finished)} Scheduled-Pages=6"
 
 
 @pytest.fixture(scope="module")
@@ -236,7 +238,9 @@ def test_an_imported_crawl4j_frontier_continues_where_crawler4j_stopped(writers,
         manifest = json.loads((state / "crawler4j-import.json").read_text())
         assert (manifest["frontier"]["urls"], manifest["frontier"]["in_process"], manifest["seen"]["keys"]) == (3, 1, 5)
         assert json.loads((state / "crawl.json").read_text()) == {
-            "seen": "drum", "queue_policy": "host", "canon": "safe", "seen_key": "md5"}
+            "seen": "drum", "queue_policy": "host", "canon": "crawler4j", "seen_key": "md5"}
+        # crawler4j's defaults, for the crawl that goes on: no depth limit, 200 ms between fetches.
+        assert json.loads((state / "crawl-defaults.json").read_text()) == {"max_depth": None, "delay": "0.2"}
         assert manifest["state_je"] == "5.0.73"
 
         crawled = subprocess.run([*map(str, [sys.executable, "-m", "pycrawler", "crawl", base + "index.html",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..crawl.diskspace import DEFAULT_MIN_FREE_MB
 from ..crawl.engine import Crawler
-from ..crawl.settings import CrawlConfig, parse_delay
+from ..crawl.settings import CrawlConfig, parse_delay, state_defaults
 from ..crawl.scope import SCOPES, server
 from ..crawl.stop_signals import StopSignals
 from ..errors import BadInput, PycrawlerError
@@ -60,15 +60,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "URLs under a seed's folder, or any http(s) URL")
     p.add_argument("--max-pages", type=_positive, metavar="N",
                    help="stop after N URLs have been fetched or refused (counting earlier runs of this state)")
-    p.add_argument("--max-depth", type=int, default=20, metavar="N",
-                   help="follow links at most N hops from a seed (default 20, Heritrix's maxHops; redirects "
-                        "do not count)")
+    p.add_argument("--max-depth", type=int, metavar="N",
+                   help="follow links at most N hops from a seed (default 20, Heritrix's maxHops, unless the state "
+                        "records another, as a crawler4j import does: no limit; redirects do not count)")
     p.add_argument("--concurrency", type=_positive, default=32, metavar="N",
                    help="fetches in flight at once (default 32); also the most a kill -9 makes the next run refetch")
-    p.add_argument("--delay", default="polite", metavar="SPEC",
+    p.add_argument("--delay", metavar="SPEC",
                    help="politeness per work queue after each fetch: 'polite' (default: 10x the fetch time, "
-                        "3 to 30 s, as Heritrix), SECONDS (fixed; 0 = none), or FACTORx (e.g. 5x the fetch "
-                        "time, at most 30 s). robots.txt Crawl-delay raises it")
+                        "3 to 30 s, as Heritrix; a state may record another, as a crawler4j import does), "
+                        "SECONDS (fixed; 0 = none), or FACTORx (e.g. 5x the fetch time, at most 30 s). "
+                        "robots.txt Crawl-delay raises it")
     kept = " (kept by the state folder: a resume without it uses the folder's)"
     p.add_argument("--seen", choices=("exact", "bloom", "drum"),
                    help="URL-seen table: exact JE set (default), Bloom filter, DRUM" + kept)
@@ -86,8 +87,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--queue-policy", metavar="POLICY",
                    help="work-queue assignment: host (default), heritrix-host, surt, domain, bkdr (one site over "
                         "4x concurrency queues), bkdr:N, bkdr-host:N; one URL per queue is in flight at a time" + kept)
-    p.add_argument("--canon", choices=("safe", "heritrix"),
-                   help="URL canonicalisation for the seen test (default safe; heritrix with --seen-key heritrix)"
+    p.add_argument("--canon", choices=("safe", "heritrix", "crawler4j"),
+                   help="URL canonicalisation for the seen test (default safe; heritrix with --seen-key heritrix; "
+                        "crawler4j: crawler4j's, set by crawler4j import)"
                         + kept)
     p.add_argument("--seen-key", choices=("md5", "heritrix"),
                    help="how URLs are keyed in the seen table: md5 (default) or heritrix (Heritrix's createKey, "
@@ -118,9 +120,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def config_from(args: argparse.Namespace) -> CrawlConfig:
+    defaults = state_defaults(args.state)  # what an import recorded of the other crawler's settings
+    max_depth = args.max_depth if args.max_depth is not None else defaults.get("max_depth", CrawlConfig.max_depth)
+    delay = args.delay if args.delay is not None else defaults.get("delay", "polite")
     return CrawlConfig(
-        seeds=args.seeds, state=args.state, scope=args.scope, max_pages=args.max_pages, max_depth=args.max_depth,
-        concurrency=args.concurrency, politeness=parse_delay(args.delay), seen=args.seen, url_cache=args.url_cache,
+        seeds=args.seeds, state=args.state, scope=args.scope, max_pages=args.max_pages, max_depth=max_depth,
+        concurrency=args.concurrency, politeness=parse_delay(delay), seen=args.seen, url_cache=args.url_cache,
         bloom_capacity=args.bloom_capacity, je_cache_mb=args.je_cache_mb, queue_policy=args.queue_policy,
         canon=args.canon, seen_key=args.seen_key, warc=args.warc, trace=args.trace,
         fsync=args.fsync, min_free_mb=args.min_free, obey_robots=not args.no_robots,

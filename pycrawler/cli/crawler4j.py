@@ -50,6 +50,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     imp.add_argument("--bloom-fpr", type=float, default=0.001, metavar="P", help="Bloom false-positive rate")
     imp.add_argument("--bloom-capacity", type=int, metavar="N",
                      help="Bloom filter capacity (default: twice the DocIDs count, at least 10 million)")
+    imp.add_argument("--max-depth", type=int, default=-1, metavar="N",
+                     help="the crawl's maxDepthOfCrawling (default -1, crawler4j's: no limit), recorded as the "
+                          "continuing crawl's default --max-depth")
+    imp.add_argument("--politeness-ms", type=int, default=200, metavar="MS",
+                     help="the crawl's politenessDelay (default 200, crawler4j's), recorded as the continuing "
+                          "crawl's default --delay")
     add_progress_option(imp)
 
 
@@ -67,6 +73,8 @@ def run_inspect(args: argparse.Namespace) -> int:
     from ..crawler4j.frontier import DOC_IDS, IN_PROCESS, PENDING
     from ..je_releases import writer_of
     from ..crawler4j.records import DEPTH_CAP
+
+    PROCESSED = "Processed-Pages"
 
     with _open(args) as frontier:
         writer = writer_of(frontier.log_version)
@@ -87,9 +95,18 @@ def run_inspect(args: argparse.Namespace) -> int:
             for depth, n in sorted(depths.items()):
                 print(f"  {n:>{width}}  {depth}{'+' if depth == DEPTH_CAP else ''}")
             print(f"  priority:count  {_spread(priorities)}")
-        print(f"scheduled: {counts[DOC_IDS]} URLs with a docid ({DOC_IDS}), "
-              f"{max(counts[DOC_IDS] - waiting - in_process, 0)} of them no longer pending")
+        scheduled, pending = counts[DOC_IDS], waiting + in_process
+        print(f"scheduled: {scheduled} URLs with a docid ({DOC_IDS}), {max(scheduled - pending, 0)} of them no "
+              "longer pending")
         statistics = frontier.statistics()
+        if PROCESSED in statistics:
+            processed = statistics[PROCESSED]
+            print(f"  {processed} processed ({PROCESSED}), {max(scheduled - pending - processed, 0)} dropped by "
+                  "crawler4j: given a docid, neither pending nor processed (lost at a kill, or past maxPagesToFetch; "
+                  "see docs/crawler4j.md)")
+        elif scheduled > pending:
+            print("  fetched, failed or dropped by crawler4j: a crawl that is not resumable keeps no counters to tell "
+                  "them apart")
         if statistics:
             print("counters: " + " ".join(f"{name}={value}" for name, value in sorted(statistics.items())))
     return 0
@@ -117,12 +134,16 @@ def run_import(args: argparse.Namespace) -> int:
     with _open(args) as frontier:
         manifest = import_frontier(frontier, Path(args.into), seen_table=args.seen, queue_policy=args.queue_policy,
                                    bloom_fpr=args.bloom_fpr, bloom_capacity=args.bloom_capacity,
-                                   progress=args.progress)
+                                   progress=args.progress, max_depth=args.max_depth,
+                                   politeness_ms=args.politeness_ms)
     pending, seen = manifest["frontier"], manifest["seen"]
     skipped = ", ".join(f"{n} {scheme}:" for scheme, n in sorted(pending["skipped"].items()))
     print(f"imported {pending['urls']} pending URLs ({pending['in_process']} were in process) into "
           f"{pending['queues']} work queues ({pending['queue_policy']}; skipped: {skipped or 'none'}) and "
           f"{seen['keys']} DocIDs URLs into {seen['kind']} ({seen['path']}, {seen['key_scheme']} keys)")
+    defaults = manifest["crawl_defaults"]
+    depth = "no depth limit" if defaults["max_depth"] is None else f"--max-depth {defaults['max_depth']}"
     print(f"continue with: pycrawler crawl SEED... --state {args.into} (the crawl's seeds; the folder keeps "
-          "the seen table and queue policy)")
+          f"the seen table, queue policy and crawler4j's URL forms, and gives the crawl crawler4j's {depth} and "
+          f"--delay {defaults['delay']})")
     return 0

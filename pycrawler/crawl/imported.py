@@ -49,7 +49,8 @@ def require_empty_target(into: Path | str, seen_table: str) -> Path:
 def build_state(into: Path, *, assignment, seen_key: str, seen_table: str,
                 restore: Callable[[Any, Callable[[int], None]], dict[str, Any]],
                 seen_batches: Callable[[Any], Iterable[np.ndarray]], seen_total: Callable[[], int],
-                bloom_fpr: float, bloom_capacity: int | None, progress: bool | None) -> tuple[dict[str, Any], int]:
+                bloom_fpr: float, bloom_capacity: int | None, progress: bool | None,
+                canonicalizer: str | None = None) -> tuple[dict[str, Any], int]:
     """Make the frontier and seen table of a crawl state in the empty folder ``into`` (the
     importer's build of its target).
 
@@ -59,6 +60,7 @@ def build_state(into: Path, *, assignment, seen_key: str, seen_table: str,
     ``seen_batches(frontier)`` yields the seen keys (uint64 arrays of the frontier's scheme);
     ``seen_total()`` counts them (for the progress bar and the Bloom filter's size: twice the
     count, at least a crawl's default, unless ``bloom_capacity`` is given).
+    ``canonicalizer``: the canonical form the frontier keys URLs on (None: the seen key's default).
     Returns (the restore's summary, the number of seen keys added)."""
     from ..frontier.todo import JE_CONFIG
     from ..frontier.workqueues import WorkQueueFrontier
@@ -67,7 +69,8 @@ def build_state(into: Path, *, assignment, seen_key: str, seen_table: str,
     from .settings import CrawlConfig
 
     with Environment(into, create=True, durability="write_no_sync", config=JE_CONFIG) as env:
-        frontier = WorkQueueFrontier(env, None, create=True, assignment=assignment, seen_key=seen_key)
+        frontier = WorkQueueFrontier(env, None, create=True, assignment=assignment, seen_key=seen_key,
+                                     canonicalizer=canonicalizer)
         try:
             with meter("pending", unit="URLs", enabled=progress) as bar:
                 def restored(urls: int) -> None:  # a batch is committed

@@ -21,6 +21,26 @@ KEPT_SETTINGS = ("seen", "queue_policy", "canon", "seen_key")
 """Settings a state folder is bound to: a resume with other values would misread its stores."""
 SETTING_DEFAULTS = {"seen": "exact", "queue_policy": "host", "seen_key": "md5"}
 """Values of unset kept settings in a new state folder (``canon``: the seen-key scheme's)."""
+DEFAULTS_FILE = "crawl-defaults.json"
+"""Defaults an import records for the crawl that continues the other crawler's (``max_depth``:
+a number, or null for no limit; ``delay``: a ``--delay`` SPEC), in place of ``pycrawler crawl``'s
+own; an option given on the command line wins. The crawl never rewrites this file."""
+
+
+def state_defaults(state: Path) -> dict:
+    """The defaults recorded in ``state`` (:data:`DEFAULTS_FILE`), ``{}`` when there are none."""
+    import json
+
+    path = Path(state) / DEFAULTS_FILE
+    if not path.is_file():
+        return {}
+    try:
+        recorded = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"{path} is not a JSON object of crawl defaults ({exc})") from None
+    if not isinstance(recorded, dict):
+        raise BadInput(f"{path} is not a JSON object of crawl defaults")
+    return {name: recorded[name] for name in ("max_depth", "delay") if name in recorded}
 
 
 def parse_delay(text: str) -> Politeness:

@@ -16,7 +16,16 @@ the seen table (``--seen``: DRUM by default)
     repeat in the continuing crawl.
 ``DIR/crawl.json``, ``DIR/crawler4j-import.json``
     the settings (``seen``, ``queue_policy``, ``canon``, ``seen_key``) and the record of the
-    import: source, counts, URLs skipped by scheme.
+    import: source, counts, URLs skipped by scheme. ``canon`` is ``crawler4j``
+    (:mod:`pycrawler.keys.crawler4j_canon`): links are folded as crawler4j folds them (``//``,
+    ``jsessionid`` query parameters), so no page crawler4j fetched is fetched again under
+    another spelling, and none it told apart is taken for another.
+``DIR/crawl-defaults.json`` (:data:`pycrawler.crawl.settings.DEFAULTS_FILE`)
+    crawler4j's settings that ``pycrawler crawl --state DIR`` takes as its defaults: its depth
+    limit (``maxDepthOfCrawling``, -1 by default: none, where pycrawler's default is 20) and its
+    politeness (``politenessDelay``, 200 ms by default, where pycrawler's default waits 3-30 s).
+    The frontier does not hold crawler4j's configuration: the import records crawler4j's
+    defaults unless told the crawl's own values (``max_depth``, ``politeness_ms``).
 
 ``DIR`` appears whole or not at all (:mod:`pycrawler.whole_folder`): a killed or failed import
 leaves no state a crawl would resume, and the same command run again starts over.
@@ -36,11 +45,15 @@ http(s).
 
 from __future__ import annotations
 
+import json
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from ..atomic_write import write_atomically
 from ..crawl.imported import FETCHABLE_SCHEMES, build_state, require_empty_target, write_state_files
+from ..crawl.settings import DEFAULTS_FILE
+from ..errors import BadInput
 from ..keys.schemes import DEFAULT_SEEN_KEY, get_seen_key_scheme
 from ..records.crawl_url import encode_many
 from ..whole_folder import building
@@ -49,6 +62,12 @@ from .frontier import DOC_IDS, BATCH, Crawler4jFrontier
 MANIFEST = "crawler4j-import.json"
 LINK_HOP = "L"
 
+
+CANON = "crawler4j"
+CRAWLER4J_MAX_DEPTH = -1
+"""crawler4j's default ``maxDepthOfCrawling``: no limit."""
+CRAWLER4J_POLITENESS_MS = 200
+"""crawler4j's default ``politenessDelay``, in milliseconds."""
 
 EVICT_LN_MISSING = {(4, 0)}
 """JE release lines whose ``CacheMode`` has no ``EVICT_LN`` (3.3 and 4.1+ have it)."""
@@ -94,9 +113,12 @@ def start_jvm(path: Path | str) -> None:
 
 def import_frontier(frontier: Crawler4jFrontier, into: Path | str, *, seen_table: str = "drum",
                     queue_policy: str = "host", bloom_fpr: float = 0.001, bloom_capacity: int | None = None,
-                    progress: bool | None = False) -> dict[str, Any]:
+                    progress: bool | None = False, max_depth: int = CRAWLER4J_MAX_DEPTH,
+                    politeness_ms: int = CRAWLER4J_POLITENESS_MS) -> dict[str, Any]:
     """Import ``frontier`` into the new or empty folder ``into`` (see the module docstring);
-    returns the manifest. ``progress``: count URLs and keys live on stderr (None: on a terminal)."""
+    returns the manifest. ``progress``: count URLs and keys live on stderr (None: on a terminal).
+    ``max_depth``, ``politeness_ms``: the crawl's ``maxDepthOfCrawling`` (-1: no limit) and
+    ``politenessDelay``, recorded as the continuing crawl's defaults."""
     from ..frontier.assignment import get_assignment
     from ..seen.tables import SEEN_TABLE_PATHS
 
@@ -107,6 +129,8 @@ def import_frontier(frontier: Crawler4jFrontier, into: Path | str, *, seen_table
     if loaded.line in EVICT_LN_MISSING:  # a caller's JVM on JE 4.0: refuse before building anything
         raise SetupError(f"this process runs {loaded}, whose CacheMode has no EVICT_LN, which pycrawler's work queues "
                          "write with: import in a process on JE 5.0.73 or later (start_jvm chooses it)")
+    if max_depth < -1 or politeness_ms < 0:
+        raise BadInput("crawler4j's maxDepthOfCrawling is -1 (no limit) or more, its politenessDelay 0 ms or more")
     into = require_empty_target(into, seen_table)
     policy = get_assignment(queue_policy)
     with building(into, "import") as build:
@@ -115,10 +139,11 @@ def import_frontier(frontier: Crawler4jFrontier, into: Path | str, *, seen_table
             restore=lambda target, advance: _restore_pending(frontier, target, advance),
             seen_batches=lambda target: (target.keys_of(urls) for urls, _ in frontier.doc_ids()),
             seen_total=lambda: frontier.count(DOC_IDS), bloom_fpr=bloom_fpr, bloom_capacity=bloom_capacity,
-            progress=progress)
+            progress=progress, canonicalizer=CANON)
         settings = {"seen": seen_table, "queue_policy": policy.name,
-                    "canon": get_seen_key_scheme(DEFAULT_SEEN_KEY).canonicalizer_for(None),
+                    "canon": get_seen_key_scheme(DEFAULT_SEEN_KEY).canonicalizer_for(CANON),
                     "seen_key": DEFAULT_SEEN_KEY}
+        defaults = {"max_depth": None if max_depth == -1 else max_depth, "delay": f"{politeness_ms / 1000:g}"}
         manifest = {
             "source": str(frontier.path.resolve()),
             "log_version": frontier.log_version,
@@ -129,8 +154,10 @@ def import_frontier(frontier: Crawler4jFrontier, into: Path | str, *, seen_table
             "seen": {"path": SEEN_TABLE_PATHS[seen_table], "kind": seen_table, "keys": seen,
                      "key_scheme": DEFAULT_SEEN_KEY, "from": DOC_IDS},
             "crawl_settings": settings,
+            "crawl_defaults": defaults,
         }
         write_state_files(build.path, settings, MANIFEST, manifest)
+        write_atomically(build.path / DEFAULTS_FILE, json.dumps(defaults, indent=1) + "\n")
     return manifest
 
 

@@ -21,6 +21,10 @@ name           what it does                                                  fet
                lowercases the whole URL, strips ``www``/``wwwN``, session
                ids and userinfo. Lossy: for the seen key only, the original
                URL is what is fetched (as Heritrix does).
+``crawler4j``  crawler4j 4.x's ``URLCanonicalizer`` (:mod:`.crawler4j_canon`): yes
+               folds ``//`` and drops ``jsessionid``-like query parameters,
+               re-encodes the query; what a crawl that continues a crawler4j
+               crawl keys on (``crawler4j import`` sets it).
 ``none``       the URL as given.                                             yes
 =============  ===========================================================  ==========
 
@@ -153,6 +157,12 @@ def _heritrix_many(urls: Sequence[str]) -> list[str | None]:
     return [c if ok else None for c, ok in zip(canonical, valid)]
 
 
+def _crawler4j_many(urls: Sequence[str]) -> list[str | None]:
+    from .crawler4j_canon import canonical_many
+
+    return canonical_many(urls)
+
+
 def _none_many(urls: Sequence[str]) -> list[str | None]:
     return [u if isinstance(u, str) and safe(u) is not None else None for u in urls]
 
@@ -177,6 +187,7 @@ CANONICALIZERS = {
     "safe": Canonicalizer("safe", _safe_many, True),
     "w3lib": Canonicalizer("w3lib", _w3lib_many, True),
     "heritrix": Canonicalizer("heritrix", _heritrix_many, False),
+    "crawler4j": Canonicalizer("crawler4j", _crawler4j_many, True),
     "none": Canonicalizer("none", _none_many, True),
 }
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import collections
 import gzip
+import io
 import json
 import subprocess
 import sys
@@ -289,3 +290,121 @@ def test_heritrix_finishes_the_rescued_crawl_from_the_journal(crash, continued, 
     run2 = continued[name]["heritrix"]
     check_finished(job, run2, "heritrix")
     assert set(job.tags["F+"]) <= set(run2)
+
+
+# -- the rescue's rules, on a dead crawl written here (no Heritrix needed) ---------------------------
+
+SEED = "http://127.0.0.1:9/"
+
+
+def page_html(*hrefs: str) -> bytes:
+    return ("<html><body>" + "".join(f'<a href="{h}">x</a>' for h in hrefs) + "</body></html>").encode()
+
+
+def write_dead_crawl(job: Path, *, cut_last_record: bool = False) -> Path:
+    """A Heritrix job folder as a kill leaves it: an empty state/, a launch with crawl.log and one
+    ``.open`` WARC file (response and metadata records as Heritrix writes them), no journal
+    bytes. ``/lost.html`` is in crawl.log with no WARC record; ``/private/p.html`` was refused by
+    robots.txt (-9998); ``cut_last_record`` cuts the WARC file inside its last record."""
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    launch = job / "20260101000000"
+    (job / "state").mkdir(parents=True)
+    for folder in ("logs", "warcs"):
+        (launch / folder).mkdir(parents=True)
+    (launch / "logs" / "frontier.recover.gz").write_bytes(b"")
+    fetched = [  # url, status, hops, via, body or Location, Heritrix's extra outlinks
+        (SEED, 200, "", None, page_html("a.html", "r.html", "http://elsewhere.example/", "deep/1.html"), []),
+        (SEED + "a.html", 200, "L", SEED, page_html("/c.html", "/", "lost.html#top"), [(SEED + "js.html", "X")]),
+        (SEED + "r.html", 301, "L", SEED, "/target.html", []),
+        (SEED + "deep/1.html", 200, "L", SEED, page_html("2.html"), []),
+        (SEED + "deep/2.html", 200, "LL", SEED + "deep/1.html", page_html("3.html", "/a/a/a/a/a/x.html"), []),
+    ]
+    log = [f"2026-01-01T00:00:00.000Z   200  10 {SEED}robots.txt P {SEED} text/plain #1 - - - -"]
+    with open(launch / "warcs" / "WEB-20260101000000000-00000-1~h~1.warc.gz.open", "wb") as stream:
+        writer = WARCWriter(stream, gzip=True)
+        for url, status, hops, via, body, extra in fetched:
+            if status == 301:
+                headers = StatusAndHeaders("301 Moved", [("Location", body)], protocol="HTTP/1.1")
+                body = b""
+            else:
+                headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+            writer.write_record(writer.create_warc_record(url, "response", payload=io.BytesIO(body),
+                                                          http_headers=headers))
+            outlinks = "".join(f"outlink: {u} {h} a/@href\n" for u, h in extra)
+            fields = (f"via: {via}\nhopsFromSeed: {hops}\n" if via else "seed:\n") + outlinks
+            log.append(f"2026-01-01T00:00:01.000Z   {status}  {len(body)} {url} {hops or '-'} {via or '-'} "
+                       "text/html #1 - - - -")
+            if cut_last_record and url == fetched[-1][0]:
+                break   # the kill came while the last response was written
+            writer.write_record(writer.create_warc_record(url, "metadata", warc_content_type="application/warc-fields",
+                                                          payload=io.BytesIO(fields.encode())))
+    log.append(f"2026-01-01T00:00:02.000Z   200  10 {SEED}lost.html L {SEED}a.html text/html #1 - - - -")
+    log.append(f"2026-01-01T00:00:02.000Z -9998  - {SEED}private/p.html L {SEED} unknown #1 - - - -")
+    log.append("2026-01-01T00:00:03.000Z   200  10 http://127.0.0.1:9/tor")   # torn by the kill
+    (launch / "logs" / "crawl.log").write_text("\n".join(log))
+    if cut_last_record:
+        warc = next((launch / "warcs").iterdir())
+        data = warc.read_bytes()
+        warc.write_bytes(data[:len(data) - 60])
+    return job
+
+
+def rescue_journal(job: Path, tmp_path: Path, *options) -> tuple[subprocess.CompletedProcess, list[tuple]]:
+    out = tmp_path / "journal.gz"
+    done = ok("heritrix", "rescue", job, "--journal", out, *options)
+    with gzip.open(out, "rt") as lines:
+        return done, [tuple(line.split()) for line in lines]
+
+
+def test_pending_is_what_was_found_and_never_fetched_with_its_via_and_hop_path(tmp_path):
+    done, lines = rescue_journal(write_dead_crawl(tmp_path / "job"), tmp_path)
+    assert [line for line in lines if line[0] == "F+"] == [
+        ("F+", SEED + "lost.html", "L", SEED + "a.html"),   # in crawl.log, no WARC record: fetched again
+        ("F+", SEED + "c.html", "LL", SEED + "a.html"),
+        ("F+", SEED + "js.html", "LX", SEED + "a.html"),      # only in Heritrix's metadata record
+        ("F+", SEED + "target.html", "LR", SEED + "r.html"),  # a redirect's Location
+        ("F+", SEED + "deep/3.html", "LLL", SEED + "deep/2.html"),
+    ]
+    finished = {line[1]: line[0] for line in lines if line[0] != "F+"}
+    assert finished == {SEED + "robots.txt": "Fs", SEED: "Fs", SEED + "a.html": "Fs", SEED + "r.html": "Fs",
+                        SEED + "deep/1.html": "Fs", SEED + "deep/2.html": "Fs", SEED + "private/p.html": "Ff"}
+    assert "1 out of scope" in done.stdout and "1 traps" in done.stdout      # elsewhere.example, /a/a/a/a/a/
+    assert "crawl.log" in done.stdout and "torn" in done.stdout             # the torn line named, skipped
+    _, parsed_only = rescue_journal(tmp_path / "job", tmp_path, "--links", "parsed", "--max-hops", "2")
+    assert [line[1] for line in parsed_only if line[0] == "F+"] == [SEED + "lost.html", SEED + "c.html",
+                                                                     SEED + "target.html"]
+
+
+def test_a_warc_file_cut_by_the_kill_is_read_to_its_last_whole_record_and_the_cut_page_fetched_again(tmp_path):
+    done, lines = rescue_journal(write_dead_crawl(tmp_path / "job", cut_last_record=True), tmp_path)
+    pending = [line[1] for line in lines if line[0] == "F+"]
+    assert pending[:2] == [SEED + "deep/2.html", SEED + "lost.html"] and SEED + "deep/3.html" not in pending
+    assert f"its last record (response of {SEED}deep/2.html) is cut short: left out" in done.stdout
+
+
+def test_a_killed_rescue_leaves_no_state_and_the_same_command_then_builds_it(tmp_path):
+    import os
+
+    job = write_dead_crawl(tmp_path / "job")
+    into = tmp_path / "state"
+    command = [sys.executable, "-m", "pycrawler", "heritrix", "rescue", str(job), "--into", str(into)]
+    killed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=180,
+                            env=os.environ | {"PYCRAWLER_FAILPOINT": "folder.build.written"})
+    assert killed.returncode == -9 and not into.exists()
+    ok("heritrix", "rescue", job, "--into", into)
+    manifest = json.loads((into / "heritrix-rescue.json").read_text())
+    assert manifest["frontier"]["urls"] == manifest["pending"] == 5 and not (tmp_path / "state.part").exists()
+
+
+@pytest.mark.parametrize("case", ["not a crawl", "nothing to write", "target not empty"])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, case):
+    job = write_dead_crawl(tmp_path / "job")
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("x")
+    args = {"not a crawl": [tmp_path / "full", "--journal", tmp_path / "j.gz"],
+            "nothing to write": [job],
+            "target not empty": [job, "--into", tmp_path / "full"]}[case]
+    done = pycrawler("heritrix", "rescue", *args)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr

@@ -33,7 +33,7 @@ launch folder (``jobs/NAME/TIMESTAMP``). :func:`rescue` rebuilds the frontier:
 - **pending**: in this order, the URLs the journal leaves queued (Heritrix scheduled them:
   its scope decided), the URLs ``crawl.log`` says were fetched with an HTTP answer whose
   response the WARC files do not hold (cut by the kill: their links are unknown, so they are
-  fetched again), then the discovered links that were never fetched, are in ``scope`` (a
+  fetched again; not a prerequisite such as robots.txt, which a crawler fetches itself), then the discovered links that were never fetched, are in ``scope`` (a
   :class:`pycrawler.crawl.scope.Scope` of the crawl's seeds), within ``max_hops`` and not
   caught by the path-repetition rule, and are not in the checkpoint's seen keys (Heritrix had
   them already);
@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -199,16 +200,45 @@ def read_warcs(paths: list[Path], cut: dict[str, str], *, progress: bool | None 
     pages: dict[str, Page] = {}
     with meter("warc", unit="records", enabled=progress) as bar:
         for path in paths:
-            records = 0
+            records, last = 0, None
             try:
                 with open(path, "rb") as stream:
-                    for record in ArchiveIterator(stream):
+                    iterator = ArchiveIterator(stream)
+                    for record in iterator:
                         records += 1
                         bar.update()
+                        last = (record.rec_type, record.rec_headers.get_header("WARC-Target-URI"), iterator.offset)
                         _take(record, pages)
             except Exception as exc:   # warcio raises what zlib or its parser raise on a cut file
                 cut[str(path)] = f"unreadable after record {records} ({type(exc).__name__}: {exc}): the rest skipped"
+                continue
+            if last is not None and not _whole_member(path, last[2]):
+                # warcio reads a gzip member cut short as a shorter record: the kill's half-written last one
+                kind, url, _ = last
+                if kind in ("response", "revisit"):
+                    pages.pop(url, None)
+                elif kind == "metadata" and url in pages:
+                    pages[url].heritrix = None
+                cut[str(path)] = f"its last record ({kind} of {url}) is cut short: left out"
     return pages
+
+
+def _whole_member(path: Path, offset: int) -> bool:
+    """Whether the gzip member at ``offset`` of ``path`` (the file's last record) ends whole; an
+    uncompressed WARC file is taken as whole."""
+    with open(path, "rb") as stream:
+        stream.seek(offset)
+        data = stream.read()
+    if not data.startswith(b"\x1f\x8b"):
+        return True
+    inflater = zlib.decompressobj(wbits=31)
+    try:
+        while data and not inflater.eof:
+            inflater.decompress(data, 1 << 20)
+            data = inflater.unconsumed_tail
+    except zlib.error:
+        return False
+    return inflater.eof
 
 
 def _take(record, pages: dict[str, Page]) -> None:
@@ -334,8 +364,9 @@ def rescue(found: Survivors, *, scope: str = "seed-hosts", seeds: list[str] = ()
             finished.append(Finished(url, page.status, page.hops or "", page.via))
     finished_keys = heritrix_keys([f.url for f in finished])
     done_keys = set(finished_keys.tolist())
-    refetch = [PendingURL(e.url, e.hops, e.via, "refetch") for e in logged.values()
-               if 200 <= e.status < 400 and e.url not in pages and e.url.lower().startswith(HTTP_SCHEMES)]
+    refetch = [PendingURL(e.url, e.hops, e.via, "refetch") for e in logged.values()   # robots.txt (P) is not
+               if 200 <= e.status < 400 and e.url not in pages and e.url.lower().startswith(HTTP_SCHEMES)
+               and not e.hops.endswith("P")]                                      # a page: a crawler fetches its own
     refetch_keys = set(heritrix_keys([p.url for p in refetch]).tolist())
     known_before = set(checkpoint_keys.tolist())
 

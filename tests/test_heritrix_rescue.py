@@ -25,6 +25,7 @@ import collections
 import gzip
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -351,60 +352,95 @@ def write_dead_crawl(job: Path, *, cut_last_record: bool = False) -> Path:
     return job
 
 
-def rescue_journal(job: Path, tmp_path: Path, *options) -> tuple[subprocess.CompletedProcess, list[tuple]]:
-    out = tmp_path / "journal.gz"
-    done = ok("heritrix", "rescue", job, "--journal", out, *options)
-    with gzip.open(out, "rt") as lines:
-        return done, [tuple(line.split()) for line in lines]
+class Results(dict):
+    def __init__(self, **facts):
+        super().__init__()
+        self.__dict__.update(facts)
 
 
-def test_pending_is_what_was_found_and_never_fetched_with_its_via_and_hop_path(tmp_path):
-    done, lines = rescue_journal(write_dead_crawl(tmp_path / "job"), tmp_path)
-    assert [line for line in lines if line[0] == "F+"] == [
+@pytest.fixture(scope="module")
+def dead(tmp_path_factory):
+    """``heritrix rescue`` of a dead crawl (whole, and with its last WARC record cut) and of bad
+    input, every command in one process (tests/cli_runs.py): command name -> exit, stdout,
+    stderr, and the journal's lines. Before them, a rescue ``--into`` killed at the
+    ``folder.build.written`` failpoint (``killed``); the batch then runs the same command."""
+    folder = tmp_path_factory.mktemp("dead")
+    whole, cut = write_dead_crawl(folder / "job"), write_dead_crawl(folder / "cut", cut_last_record=True)
+    (folder / "full").mkdir()
+    (folder / "full" / "x").write_text("x")
+    commands = {
+        "default": [whole],
+        "parsed, 2 hops": [whole, "--links", "parsed", "--max-hops", "2"],
+        "cut": [cut],
+        "not a crawl": [folder / "full"],
+        "nothing to write": [whole, "--journal"],
+        "target not empty": [whole, "--into", folder / "full"],
+        "after the kill": [whole, "--into", folder / "state"],   # the same command as the killed one
+    }
+    killed = subprocess.run([sys.executable, "-m", "pycrawler", "heritrix", "rescue", str(whole), "--into",
+                             str(folder / "state")], cwd=ROOT, capture_output=True, text=True, timeout=180,
+                            env=os.environ | {"PYCRAWLER_FAILPOINT": "folder.build.written"})
+    killed_left = (folder / "state").exists()   # nothing a crawl would resume
+    argv = []
+    for n, (name, args) in enumerate(commands.items()):
+        args = [str(a) for a in args]
+        if args[-1] == "--journal":
+            args = args[:-1]
+        elif "--into" not in args:
+            args += ["--journal", str(folder / f"{n}.gz")]
+        argv.append(["heritrix", "rescue", *args])
+    done = subprocess.run([sys.executable, str(ROOT / "tests" / "cli_runs.py")], cwd=ROOT, capture_output=True,
+                          text=True, timeout=180, input=json.dumps(argv))
+    assert done.returncode == 0, done.stderr
+    results = Results(killed=killed, killed_left=killed_left, into=folder / "state")
+    for n, (name, result) in enumerate(zip(commands, json.loads(done.stdout))):
+        journal = folder / f"{n}.gz"
+        lines = []
+        if journal.exists():
+            with gzip.open(journal, "rt") as text:
+                lines = [tuple(line.split()) for line in text]
+        results[name] = SimpleNamespace(exit=result["exit"], stdout=result["stdout"], stderr=result["stderr"],
+                                        lines=lines)
+    return results
+
+
+def test_pending_is_what_was_found_and_never_fetched_with_its_via_and_hop_path(dead):
+    done = dead["default"]
+    assert done.exit == 0, done.stderr
+    assert [line for line in done.lines if line[0] == "F+"] == [
         ("F+", SEED + "lost.html", "L", SEED + "a.html"),   # in crawl.log, no WARC record: fetched again
         ("F+", SEED + "c.html", "LL", SEED + "a.html"),
         ("F+", SEED + "js.html", "LX", SEED + "a.html"),      # only in Heritrix's metadata record
         ("F+", SEED + "target.html", "LR", SEED + "r.html"),  # a redirect's Location
         ("F+", SEED + "deep/3.html", "LLL", SEED + "deep/2.html"),
     ]
-    finished = {line[1]: line[0] for line in lines if line[0] != "F+"}
+    finished = {line[1]: line[0] for line in done.lines if line[0] != "F+"}
     assert finished == {SEED + "robots.txt": "Fs", SEED: "Fs", SEED + "a.html": "Fs", SEED + "r.html": "Fs",
                         SEED + "deep/1.html": "Fs", SEED + "deep/2.html": "Fs", SEED + "private/p.html": "Ff"}
     assert "1 out of scope" in done.stdout and "1 traps" in done.stdout      # elsewhere.example, /a/a/a/a/a/
     assert "crawl.log" in done.stdout and "torn" in done.stdout             # the torn line named, skipped
-    _, parsed_only = rescue_journal(tmp_path / "job", tmp_path, "--links", "parsed", "--max-hops", "2")
-    assert [line[1] for line in parsed_only if line[0] == "F+"] == [SEED + "lost.html", SEED + "c.html",
-                                                                     SEED + "target.html"]
+    parsed_only = dead["parsed, 2 hops"]
+    assert [line[1] for line in parsed_only.lines if line[0] == "F+"] == [SEED + "lost.html", SEED + "c.html",
+                                                                           SEED + "target.html"]
 
 
-def test_a_warc_file_cut_by_the_kill_is_read_to_its_last_whole_record_and_the_cut_page_fetched_again(tmp_path):
-    done, lines = rescue_journal(write_dead_crawl(tmp_path / "job", cut_last_record=True), tmp_path)
-    pending = [line[1] for line in lines if line[0] == "F+"]
+def test_a_warc_file_cut_by_the_kill_is_read_to_its_last_whole_record_and_the_cut_page_fetched_again(dead):
+    done = dead["cut"]
+    pending = [line[1] for line in done.lines if line[0] == "F+"]
     assert pending[:2] == [SEED + "deep/2.html", SEED + "lost.html"] and SEED + "deep/3.html" not in pending
     assert f"its last record (response of {SEED}deep/2.html) is cut short: left out" in done.stdout
 
 
-def test_a_killed_rescue_leaves_no_state_and_the_same_command_then_builds_it(tmp_path):
-    import os
-
-    job = write_dead_crawl(tmp_path / "job")
-    into = tmp_path / "state"
-    command = [sys.executable, "-m", "pycrawler", "heritrix", "rescue", str(job), "--into", str(into)]
-    killed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=180,
-                            env=os.environ | {"PYCRAWLER_FAILPOINT": "folder.build.written"})
-    assert killed.returncode == -9 and not into.exists()
-    ok("heritrix", "rescue", job, "--into", into)
-    manifest = json.loads((into / "heritrix-rescue.json").read_text())
-    assert manifest["frontier"]["urls"] == manifest["pending"] == 5 and not (tmp_path / "state.part").exists()
-
-
 @pytest.mark.parametrize("case", ["not a crawl", "nothing to write", "target not empty"])
-def test_bad_input_is_one_line_and_exit_2(tmp_path, case):
-    job = write_dead_crawl(tmp_path / "job")
-    (tmp_path / "full").mkdir()
-    (tmp_path / "full" / "x").write_text("x")
-    args = {"not a crawl": [tmp_path / "full", "--journal", tmp_path / "j.gz"],
-            "nothing to write": [job],
-            "target not empty": [job, "--into", tmp_path / "full"]}[case]
-    done = pycrawler("heritrix", "rescue", *args)
-    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+def test_bad_input_is_one_line_and_exit_2(dead, case):
+    done = dead[case]
+    assert done.exit == 2 and len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_a_killed_rescue_leaves_no_state_and_the_same_command_then_builds_it(dead):
+    assert dead.killed.returncode == -9 and dead.killed_left is False
+    done = dead["after the kill"]
+    assert done.exit == 0, done.stderr
+    manifest = json.loads((dead.into / "heritrix-rescue.json").read_text())
+    assert manifest["frontier"]["urls"] == manifest["pending"] == 5
+    assert not dead.into.with_name(dead.into.name + ".part").exists()

@@ -144,11 +144,13 @@ with Environment(spec["path"], create=True, transactional=False) as env:
 """
 
 
-def write_h3(path: Path, pending: dict[bytes, str], seen: list[int]) -> None:
+def write_h3(path: Path, pending: dict[bytes, str | bytes], seen: list[int]) -> None:
     """A JE 18 store in Heritrix 3's layout at ``path``: ``pending`` holds the given keys (and a
-    cap record per queue; no database when there is none), each value the URL's bytes where Heritrix keeps a Kryo CrawlURI;
+    cap record per queue; no database when there is none), each value the URL's bytes where Heritrix keeps a Kryo CrawlURI
+    (or the bytes given);
     ``alreadySeenUrl`` the createKeys ``seen``. Written by a process that loads JE 18."""
     caps = {key[:key.index(0) + 1]: "" for key in pending}
-    records = [(key.hex(), value.encode().hex()) for key, value in {**caps, **pending}.items()]
+    records = [(key.hex(), (value if isinstance(value, bytes) else value.encode()).hex())
+               for key, value in {**caps, **pending}.items()]
     path.mkdir(parents=True, exist_ok=True)
     h3_python(_WRITE_H3, json.dumps({"path": str(path), "pending": records, "seen": seen}))

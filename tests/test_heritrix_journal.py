@@ -318,6 +318,33 @@ def test_export_gives_every_journal_url_at_its_key_and_says_which_queues_disagre
     assert snapshot(heritrix3_job) == before, "reading changed the state or its logs"
 
 
+def kryo_value(url: str) -> bytes:
+    """The start of a Heritrix 3 CrawlURI's Kryo value: its URI as Kryo writes an ASCII string
+    (the last byte's top bit set), then other fields."""
+    return url[:-1].encode() + bytes((ord(url[-1]) | 0x80,)) + b"\x05LLL\xcc\x00\x01"
+
+
+def test_urls_whose_journal_lines_raced_their_ordinals_are_placed_by_their_values_uri(tmp_path):
+    """Two Heritrix threads scheduling into one queue may write their F+ lines in the other
+    order than the ordinals they took (the real Heritrix 3.13 does with 5 toe threads): the
+    URI each Kryo value starts with puts each URL at its own key. A queue where a value does
+    not give its URI keeps the journal's order."""
+    race = ["http://a.example/1", "http://a.example/x", "http://a.example/y"]
+    plain = ["http://b.example/1", "http://b.example/x", "http://b.example/y"]
+    pending = {h3_key("a.example", 3, 1, n): kryo_value(url) for n, url in enumerate(race, 1)}
+    pending |= {h3_key("b.example", 3, 1, n): url for n, url in enumerate(plain, 1)}   # not Kryo's form
+    write_h3(tmp_path / "state", pending, heritrix_keys(race + plain).tolist())
+    swapped = [race[0], race[2], race[1], plain[0], plain[2], plain[1]]
+    write(tmp_path / "logs" / "frontier.recover.gz", gz(*(line(ADDED, url, "L", SEED) for url in swapped)))
+    done = pycrawler("heritrix", "export", tmp_path / "state", "--recover-log", tmp_path / "logs",
+                     "--pending", tmp_path / "p.jsonl")
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(text) for text in (tmp_path / "p.jsonl").read_text().splitlines()]
+    assert [(r["queue"], r["ordinal"], r["uri"]) for r in rows] == [
+        ("a.example", 1, race[0]), ("a.example", 2, race[1]), ("a.example", 3, race[2]),
+        ("b.example", 1, plain[0]), ("b.example", 2, plain[2]), ("b.example", 3, plain[1])]
+
+
 def test_export_with_a_recover_log_through_an_address_is_the_folders(heritrix3_job, tmp_path, runtime):
     """The journal is this side's file; the keys it is placed by come through the address."""
     shutil.copytree(heritrix3_job / "state", tmp_path / "copy")

@@ -25,15 +25,25 @@ no directive, precedence or ordinal) and its keys without a URL are counted. The
 :class:`Mismatch` list says so queue by queue; ``heritrix import`` queues those URLs behind
 Heritrix's, in journal order, at the normal directive.
 
+Two threads scheduling into one queue at the same instant may write their ``F+`` lines in
+the other order than the ordinals they took (Heritrix 3.13 with 5 toe threads does so on a
+few-hundred-URL loopback crawl), and then journal order is not key order. So Heritrix 3's
+values are read too, for the one field that needs no Heritrix class: a ``CrawlURI``'s Kryo
+record starts with its URI, written as Kryo writes an ASCII string (its bytes, the last one
+with its top bit set). Within a queue whose keys all start so, and whose URIs are exactly the
+journal's URLs for it, each key takes the journal URL of its own URI (:func:`kryo_uri`);
+otherwise the queue keeps the order pairing. ``reordered`` counts the keys this moved.
+
 Known limits: a URL Heritrix moved to another queue (its assignment changed under it) keeps
-its old ordinal, and one a forced revisit queued again keeps its first ordinal, so such a URL
-may sit apart from where journal order puts it (the counts still agree); two threads
-scheduling into one queue at the same instant may write their lines in the other order.
+its old ordinal, and one a forced revisit queued again keeps its first ordinal; where the
+values do not give the URIs (Heritrix 1's serialized values, a URI Kryo wrote as UTF-8), such
+a URL may sit apart from where journal order puts it (the counts still agree).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 from array import array
 from collections.abc import Iterator
@@ -97,14 +107,18 @@ class PendingKeys:
     precedence: np.ndarray
     ordinal: np.ndarray
     names: QueueNames
+    uri_hash: np.ndarray     # per key: :func:`uri_hash` of the URI its value starts with, 0 if none
 
     @classmethod
     def read(cls, state: HeritrixState, matching: QueueNames) -> "PendingKeys":
         names, matched_of = QueueNames(), array("I")   # matched_of: a queue's matching-queue id
         columns = queue, directive, precedence, ordinal = array("I"), array("B"), array("B"), array("Q")
-        for key, _ in state.pending_records(keys_only=True, page_records=65536):
+        hashes = array("Q")
+        for key, value in state.pending_records(keys_only=False, page_records=16384):
             if is_cap_key(key):
                 continue
+            uri = kryo_uri(value)
+            hashes.append(uri_hash(uri) if uri is not None else 0)
             fields = parse_key(key)
             name = names.id(fields.queue)
             if name == len(matched_of):
@@ -114,7 +128,8 @@ class PendingKeys:
             precedence.append(fields.precedence)
             ordinal.append(fields.ordinal)
         queue, directive, precedence, ordinal = (np.frombuffer(column, dtype=column.typecode) for column in columns)
-        return cls(queue, np.frombuffer(matched_of, dtype=np.uint32)[queue], directive, precedence, ordinal, names)
+        return cls(queue, np.frombuffer(matched_of, dtype=np.uint32)[queue], directive, precedence, ordinal, names,
+                   np.frombuffer(hashes, dtype=np.uint64))
 
     def __len__(self) -> int:
         return len(self.ordinal)
@@ -134,6 +149,7 @@ class Recovered:
     queues: QueueNames            # the matching queues
     mismatches: list[Mismatch]
     policy: str
+    reordered: int = 0            # keys paired by their value's URI with another URL than journal order gave
 
     def rows(self, batch: int = 65536) -> Iterator[dict[str, Any]]:
         """One export record per URL: the placed ones in queue order, then the others."""
@@ -154,11 +170,55 @@ class Recovered:
 
     def summary(self) -> dict[str, Any]:
         return {"placed": int(np.count_nonzero(self.url_of_key >= 0)), "unplaced": len(self.unplaced),
-                "policy": self.policy, "mismatched_queues": [dataclasses.asdict(m) for m in self.mismatches]}
+                "reordered": self.reordered, "policy": self.policy, "mismatched_queues": [dataclasses.asdict(m) for m in self.mismatches]}
 
     def close(self) -> None:
         """Free the journal's spill file."""
         self.journal.close()
+
+
+def kryo_uri(value: bytes | None) -> bytes | None:
+    """The URI a Heritrix 3 ``CrawlURI`` value starts with, when Kryo wrote it as an ASCII
+    string (every byte below 0x80 but the last, which has its top bit set); None otherwise."""
+    if not value or value[0] & 0x80:
+        return None
+    for end, byte in enumerate(value):
+        if byte & 0x80:
+            uri = value[:end] + bytes((byte & 0x7F,))
+            return uri if b":" in uri else None
+    return None
+
+
+def uri_hash(uri: bytes) -> int:
+    """A 64-bit hash of a URI's ASCII bytes, never 0 (0 stands for no URI)."""
+    return int.from_bytes(hashlib.blake2b(uri, digest_size=8).digest(), "little") or 1
+
+
+def _pair_by_uri(keys: PendingKeys, url_queue: np.ndarray, journal: PendingURLs, paired_keys: np.ndarray,
+                 paired_urls: np.ndarray, batch: int = 65536) -> tuple[np.ndarray, np.ndarray, int]:
+    """The order pairing (``paired_keys[i]`` with ``paired_urls[i]``, queue by queue) redone by
+    URI in every queue whose keys all carry one and whose URIs are the journal's URLs for it;
+    returns the pairs and how many keys took another URL."""
+    if not len(paired_keys) or not np.any(keys.uri_hash[paired_keys]):
+        return paired_keys, paired_urls, 0
+    url_hash = np.zeros(len(paired_urls), dtype=np.uint64)
+    for first in range(0, len(paired_urls), batch):
+        urls = journal.read(paired_urls[first:first + batch])
+        url_hash[first:first + len(urls)] = [uri_hash(url.url.encode("ascii", "replace")) for url in urls]
+    key_hash = keys.uri_hash[paired_keys]
+    queue = keys.matched[paired_keys]            # the same queue sequence on both sides
+    by_key = np.lexsort((key_hash, queue))
+    by_url = np.lexsort((url_hash, queue))
+    differs = (key_hash[by_key] != url_hash[by_url]) | (key_hash[by_key] == 0)
+    bad_queues = np.unique(queue[by_key][differs])
+    good = ~np.isin(queue[by_key], bad_queues)
+    keys_out, urls_out = paired_keys.copy(), paired_urls.copy()
+    keys_out[good], urls_out[good] = paired_keys[by_key][good], paired_urls[by_url][good]
+    keep = ~np.isin(queue, bad_queues)
+    keys_out[~good], urls_out[~good] = paired_keys[~keep], paired_urls[~keep]
+    before, after = np.full(len(keys), -1, dtype=np.int64), np.full(len(keys), -1, dtype=np.int64)
+    before[paired_keys], after[keys_out] = paired_urls, urls_out
+    return keys_out, urls_out, int(np.count_nonzero(before != after))
 
 
 def _url_fields(url: Pending) -> dict[str, Any]:
@@ -212,11 +272,13 @@ def recover_pending(state: HeritrixState, journal: Replay) -> Recovered:
     paired_keys = paired_keys[np.lexsort((keys.ordinal[paired_keys], keys.matched[paired_keys]))]
     paired_urls = np.flatnonzero(agree[url_queue])
     paired_urls = paired_urls[np.argsort(url_queue[paired_urls], kind="stable")]
+    paired_keys, paired_urls, reordered = _pair_by_uri(keys, url_queue, journal.pending, paired_keys, paired_urls)
     url_of_key = np.full(len(keys), -1, dtype=np.int64)
     url_of_key[paired_keys] = paired_urls
     unplaced = np.flatnonzero(~agree[url_queue])
     mismatches = [Mismatch(queues.names[q], int(key_counts[q]), int(url_counts[q])) for q in np.flatnonzero(~agree)]
-    return Recovered(journal.pending, keys, url_of_key, unplaced, url_queue[unplaced], queues, mismatches, policy_name)
+    return Recovered(journal.pending, keys, url_of_key, unplaced, url_queue[unplaced], queues, mismatches, policy_name,
+                     reordered)
 
 
 def recover_from_log(state: HeritrixState, path, *, progress: bool | None = False) -> tuple[Replay, Recovered]:

@@ -122,7 +122,9 @@ class HeritrixSite(MultiHostSite):
 
     def expected(self) -> set[str]:
         """Every URL a crawl from the roots fetches when it obeys robots.txt: pages, redirects
-        and missing pages, each once (robots.txt itself left out)."""
+        and missing pages, each once (robots.txt itself left out); and every host's
+        ``/favicon.ico`` (404 here), which Heritrix infers for every HTTP URI it fetches
+        (``ExtractorHTTP``) though no page links it."""
         roots = [(h, "/") for h in range(self.hosts)]
         seen, todo = set(roots), list(roots)
         while todo:
@@ -132,7 +134,7 @@ class HeritrixSite(MultiHostSite):
                 if target not in seen and not target[1].startswith(DISALLOWED):
                     seen.add(target)
                     todo.append(target)
-        return {self.url(h, p) for h, p in seen}
+        return {self.url(h, p) for h, p in seen} | {self.url(h, "/favicon.ico") for h in range(self.hosts)}
 
     def disallowed_requests(self) -> list[str]:
         """URLs under the folder robots.txt disallows that were requested (none, for a crawler
@@ -353,12 +355,13 @@ class Heritrix:
     def wait_state(self, name: str, *states: str, timeout: float = 120.0) -> dict:
         return self.wait(name, lambda r: r.get("crawlControllerState") in states, f"state {states}", timeout)
 
-    def launch(self, name: str) -> None:
-        """Build and launch the job, and unpause it (the profile launches paused)."""
+    def launch(self, name: str, *, unpause: bool = True) -> None:
+        """Build and launch the job, and unpause it (the profile launches paused) unless told not to."""
         self.action(name, "build")
         self.action(name, "launch")
         self.wait_state(name, "PAUSED", "RUNNING", "FINISHED")
-        self.action(name, "unpause")
+        if unpause:
+            self.action(name, "unpause")
 
     def wait_done(self, name: str, uris: int, timeout: float = 120.0) -> dict:
         """Until at least ``uris`` URIs are done (downloaded, failed or disregarded) or the crawl ends."""
@@ -410,12 +413,17 @@ class Heritrix:
                 seen.append(int(fields[1], 16))
         return FrontierView(pending, seen, self.report(name))
 
-    def import_uris(self, name: str, journal: Path) -> str:
-        """Heritrix's own ``Frontier.importURIs`` of a frontier journal (recovery-log format,
-        successes and failures marked seen, scheduled URIs scheduled), from the scripting console."""
-        params = {"path": str(journal), "format": "recoveryLog", "includeSuccesses": True,
-                  "includeFailures": True, "scheduleScheduleds": True}
-        return self.script(name, f"rawOut.print(appCtx.getBean('frontier').importURIs('''{json.dumps(params)}'''))")
+    def import_uris(self, name: str, journal: Path, *, schedule: bool = True) -> None:
+        """Heritrix's own ``Frontier.importURIs`` of a frontier journal (recovery-log format:
+        successes and failures marked seen and, with ``schedule``, the ``F+`` URLs not finished
+        scheduled), from the scripting console. Heritrix takes an option by its presence (any
+        value turns it on), so an option off is left out. The queues are filled by a thread of
+        Heritrix's that may still run when this returns."""
+        params = {"path": str(Path(journal).resolve()), "format": "recoveryLog", "includeSuccesses": True,
+                  "includeFailures": True}
+        if schedule:
+            params["scheduleScheduleds"] = True
+        self.script(name, "appCtx.getBean('frontier').importURIs('" + json.dumps(params) + "')")
 
     def job_paths(self, name: str) -> dict[str, Path]:
         """The job's folders: ``job``, ``launch`` (the newest launch), ``state``, ``logs``,

@@ -38,10 +38,10 @@ from conftest import HERITRIX_HOME, missing
 from real_heritrix import DISALLOWED, Heritrix, HeritrixSite, _SiteHandler
 
 ROOT = Path(__file__).resolve().parent.parent
-HOSTS, PAGES = 4, 80
+HOSTS, PAGES = 4, 60
 THREADS = 5
-CHECKPOINT_AT = 60     # URIs the warm job has done at its checkpoint
-KILL_AT = 150          # URIs each job has done, at least, when Heritrix is killed
+CHECKPOINT_AT = 40     # URIs the warm job has done at its checkpoint
+KILL_AT = 110          # URIs each job has done, at least, when Heritrix is killed
 JOBS = ("cold", "warm")
 
 
@@ -277,12 +277,18 @@ def check_finished(job, run2: collections.Counter, who: str) -> None:
     assert twice <= set(job.run1) - job.archived and len(twice) <= THREADS, (job.name, who, twice)
 
 
+def fetchable(pending: list[str]) -> set[str]:
+    """The rescued pending URLs robots.txt allows (the rescue queues a link to the disallowed
+    folder that Heritrix had not reached; either crawler then refuses it as Heritrix would have)."""
+    return {url for url in pending if DISALLOWED not in url}
+
+
 @pytest.mark.parametrize("name", JOBS)
 def test_pycrawler_finishes_the_rescued_crawl(crash, continued, name):
     job = crash.jobs[name]
     run2 = continued[name]["pycrawler"]
     check_finished(job, run2, "pycrawler")
-    assert set(job.tags["F+"]) <= set(run2)
+    assert fetchable(job.tags["F+"]) <= set(run2)
 
 
 @pytest.mark.parametrize("name", JOBS)
@@ -290,7 +296,7 @@ def test_heritrix_finishes_the_rescued_crawl_from_the_journal(crash, continued, 
     job = crash.jobs[name]
     run2 = continued[name]["heritrix"]
     check_finished(job, run2, "heritrix")
-    assert set(job.tags["F+"]) <= set(run2)
+    assert fetchable(job.tags["F+"]) <= set(run2)
 
 
 # -- the rescue's rules, on a dead crawl written here (no Heritrix needed) ---------------------------

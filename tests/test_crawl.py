@@ -234,6 +234,10 @@ def cluster_redis(tmp_path_factory):
         server.stop()
 
 
+# The counts are kept in Python (the frontier's totals, the cluster's exchange), whichever JE holds
+# the tables, and these crawls' use of JE is held on every JE by the rest of this file: the JE 3.3
+# leg only (as tests/conftest.py ANY_JE does for whole modules).
+@pytest.mark.any_je
 @pytest.mark.parametrize("seen, cache, dedupe", [(s, c, None) for s, c in SUMMARY_TABLES]
                          + [("exact", None, d) for d in SUMMARY_CLUSTERS],
                          ids=[s + ("+cache" if c else "") for s, c in SUMMARY_TABLES]

@@ -450,3 +450,19 @@ def test_a_killed_rescue_leaves_no_state_and_the_same_command_then_builds_it(dea
     manifest = json.loads((dead.into / "heritrix-rescue.json").read_text())
     assert manifest["frontier"]["urls"] == manifest["pending"] == 5
     assert not dead.into.with_name(dead.into.name + ".part").exists()
+
+
+def test_latest_is_a_checkpoint_taken_during_the_launch_read(tmp_path):
+    """A checkpoint left in state/ by an earlier crawl of the job holds another crawl's seen
+    keys: ``latest`` passes it over (it is read only when named)."""
+    from pycrawler.heritrix.rescue import survivors
+
+    job = write_dead_crawl(tmp_path / "job")    # its launch: 20260101000000
+    for name in ("cp00001-20251231235959", "cp00002-20260101000500"):
+        (job / "state" / name).mkdir()
+        (job / "state" / name / "jdbfiles.manifest").write_text("00000000.jdb,10\n")
+    assert survivors(job).checkpoint == "cp00002-20260101000500"
+    (job / "state" / "cp00002-20260101000500" / "jdbfiles.manifest").unlink()
+    assert survivors(job).checkpoint is None
+    assert survivors(job, checkpoint="cp00001-20251231235959").checkpoint == "cp00001-20251231235959"
+    assert survivors(job, checkpoint=None).checkpoint is None

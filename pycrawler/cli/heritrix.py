@@ -98,7 +98,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     rescue.add_argument("--warcs", metavar="DIR", help="the crawl's WARC files (default: the launch's warcs/)")
     rescue.add_argument("--checkpoint", metavar="NAME", default="latest",
                         help="the checkpoint whose seen keys and pending URLs to add: a name, 'latest' (the default: "
-                             "the newest, if any) or 'none'")
+                             "the newest taken during the launch, if any) or 'none'")
     rescue.add_argument("--seed", action="append", default=[], metavar="URL",
                         help="a seed of the crawl (repeatable; crawl.log's seeds are found by themselves)")
     rescue.add_argument("--scope", choices=SCOPES, default="seed-hosts",

@@ -97,8 +97,9 @@ class Survivors:
 def survivors(path: str | Path, *, warcs: str | Path | None = None, checkpoint: str | None = "latest") -> Survivors:
     """What the crawl at ``path`` (a Heritrix job folder or one of its launch folders) left.
     ``warcs``: where its WARC files are (default: the launch's ``warcs/``); ``checkpoint``:
-    ``latest`` (the default: the newest, if there is one), a name, or None for none."""
-    from .checkpoints import find_checkpoints, resolve
+    ``latest`` (the default: the newest taken during the launch, if there is one: see
+    :func:`latest_checkpoint`), a name, or None for none."""
+    from .checkpoints import resolve
     from .journal import journal_files
 
     path = Path(path)
@@ -141,11 +142,21 @@ def survivors(path: str | Path, *, warcs: str | Path | None = None, checkpoint: 
             if checkpoint != "latest":
                 raise BadInput(f"--checkpoint {checkpoint}: {launch} is not inside a job folder with a state/ folder")
         elif checkpoint == "latest":
-            known = find_checkpoints(state)
-            chosen = known[-1].name if known else None
+            chosen = latest_checkpoint(state, launch)
         else:
             chosen = resolve(state, checkpoint).name
     return Survivors(launch, state, crawl_logs, warc_files, journal, chosen)
+
+
+def latest_checkpoint(state: Path, launch: Path) -> str | None:
+    """The newest checkpoint of ``state`` taken during ``launch`` (its name's timestamp not
+    before the launch folder's): one left by an earlier crawl of the job would hold another
+    crawl's seen keys. An older one is taken only when named (``--checkpoint NAME``)."""
+    from .checkpoints import find_checkpoints
+
+    started = launch.name if LAUNCH_NAME.match(launch.name) else ""
+    during = [c.name for c in find_checkpoints(state) if c.name.partition("-")[2] >= started]
+    return during[-1] if during else None
 
 
 # -- crawl.log ---------------------------------------------------------------------------------------

@@ -308,11 +308,12 @@ def page_html(*hrefs: str) -> bytes:
     return ("<html><body>" + "".join(f'<a href="{h}">x</a>' for h in hrefs) + "</body></html>").encode()
 
 
-def write_dead_crawl(job: Path, *, cut_last_record: bool = False) -> Path:
+def write_dead_crawl(job: Path, *, cut_last_record: bool = False, journal: str = "") -> Path:
     """A Heritrix job folder as a kill leaves it: an empty state/, a launch with crawl.log and one
     ``.open`` WARC file (response and metadata records as Heritrix writes them), no journal
     bytes. ``/lost.html`` is in crawl.log with no WARC record; ``/private/p.html`` was refused by
-    robots.txt (-9998); ``cut_last_record`` cuts the WARC file inside its last record."""
+    robots.txt (-9998); ``cut_last_record`` cuts the WARC file inside its last record;
+    ``journal``: lines of a journal part rotated at a checkpoint."""
     from warcio.statusandheaders import StatusAndHeaders
     from warcio.warcwriter import WARCWriter
 
@@ -321,6 +322,8 @@ def write_dead_crawl(job: Path, *, cut_last_record: bool = False) -> Path:
     for folder in ("logs", "warcs"):
         (launch / folder).mkdir(parents=True)
     (launch / "logs" / "frontier.recover.gz").write_bytes(b"")
+    if journal:
+        (launch / "logs" / "frontier.recover.gz.cp00001-20260101000001").write_bytes(gzip.compress(journal.encode()))
     fetched = [  # url, status, hops, via, body or Location, Heritrix's extra outlinks
         (SEED, 200, "", None, page_html("a.html", "r.html", "http://elsewhere.example/", "deep/1.html"), []),
         (SEED + "a.html", 200, "L", SEED, page_html("/c.html", "/", "lost.html#top"), [(SEED + "js.html", "X")]),
@@ -372,12 +375,17 @@ def dead(tmp_path_factory):
     ``folder.build.written`` failpoint (``killed``); the batch then runs the same command."""
     folder = tmp_path_factory.mktemp("dead")
     whole, cut = write_dead_crawl(folder / "job"), write_dead_crawl(folder / "cut", cut_last_record=True)
+    other = "http://127.0.0.2:9/"   # a second seed, its robots.txt queued before it
+    journaled = write_dead_crawl(folder / "journaled", journal=(
+        f"F+ {SEED} \nF+ {other} \nF+ {other}robots.txt P {other}\nFs {SEED} \nF+ {SEED}a.html L {SEED}\n"
+        f"F+ {SEED}queued.html L {SEED}\n"))
     (folder / "full").mkdir()
     (folder / "full" / "x").write_text("x")
     commands = {
         "default": [whole],
         "parsed, 2 hops": [whole, "--links", "parsed", "--max-hops", "2"],
         "cut": [cut],
+        "journal part": [journaled],
         "not a crawl": [folder / "full"],
         "nothing to write": [whole, "--journal"],
         "target not empty": [whole, "--into", folder / "full"],
@@ -428,6 +436,17 @@ def test_pending_is_what_was_found_and_never_fetched_with_its_via_and_hop_path(d
     parsed_only = dead["parsed, 2 hops"]
     assert [line[1] for line in parsed_only.lines if line[0] == "F+"] == [SEED + "lost.html", SEED + "c.html",
                                                                            SEED + "target.html"]
+
+
+def test_the_urls_a_surviving_journal_part_leaves_queued_come_first_and_prerequisites_never(dead):
+    """A journal part rotated at a checkpoint: its URLs still queued and never fetched lead the
+    pending URLs; one fetched since is not pending; robots.txt queued as a prerequisite is not
+    a page to fetch."""
+    done = dead["journal part"]
+    pending = [line[1] for line in done.lines if line[0] == "F+"]
+    assert pending[:2] == ["http://127.0.0.2:9/", SEED + "queued.html"] and SEED + "a.html" not in pending
+    assert "http://127.0.0.2:9/robots.txt" not in pending and "1 prerequisites" in done.stdout
+    assert pending[2:] == [line[1] for line in dead["default"].lines if line[0] == "F+"]
 
 
 def test_a_warc_file_cut_by_the_kill_is_read_to_its_last_whole_record_and_the_cut_page_fetched_again(dead):

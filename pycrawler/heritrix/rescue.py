@@ -33,10 +33,11 @@ launch folder (``jobs/NAME/TIMESTAMP``). :func:`rescue` rebuilds the frontier:
 - **pending**: in this order, the URLs the journal leaves queued (Heritrix scheduled them:
   its scope decided), the URLs ``crawl.log`` says were fetched with an HTTP answer whose
   response the WARC files do not hold (cut by the kill: their links are unknown, so they are
-  fetched again; not a prerequisite such as robots.txt, which a crawler fetches itself), then the discovered links that were never fetched, are in ``scope`` (a
+  fetched again), then the discovered links that were never fetched, are in ``scope`` (a
   :class:`pycrawler.crawl.scope.Scope` of the crawl's seeds), within ``max_hops`` and not
   caught by the path-repetition rule, and are not in the checkpoint's seen keys (Heritrix had
-  them already);
+  them already). A prerequisite (robots.txt, hop ``P``) is never pending: a crawler fetches
+  its own;
 - **seen**: the checkpoint's keys, and the keys of every URL fetched or pending.
 
 URLs are canonicalised and keyed as Heritrix does (``createKey(canonicalize(url))``,
@@ -401,7 +402,8 @@ def rescue(found: Survivors, *, scope: str = "seed-hosts", seeds: list[str] = ()
             candidates.append(PendingURL(url, page_hops + hop, page.url, "parsed" if url in parsed else "heritrix"))
 
     pending: list[PendingURL] = []
-    left_out = dict.fromkeys(("out_of_scope", "beyond_max_hops", "traps", "seen_at_checkpoint", "not_http"), 0)
+    left_out = dict.fromkeys(("out_of_scope", "beyond_max_hops", "traps", "seen_at_checkpoint", "not_http",
+                              "prerequisites"), 0)
     queued: set[int] = set()
     groups = (earlier, refetch, candidates)
     for group in groups:
@@ -433,6 +435,9 @@ def rescue(found: Survivors, *, scope: str = "seed-hosts", seeds: list[str] = ()
                     continue
             elif item.source != "refetch" and key in done_keys and key not in refetch_keys:
                 continue   # the journal's or checkpoint's pending URL was fetched after
+            elif item.hops.endswith("P"):   # robots.txt queued as a prerequisite: a crawler fetches its own
+                left_out["prerequisites"] += 1
+                continue
             queued.add(key)
             pending.append(item)
     pending_keys = heritrix_keys([p.url for p in pending])

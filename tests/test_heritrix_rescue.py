@@ -441,11 +441,12 @@ def test_pending_is_what_was_found_and_never_fetched_with_its_via_and_hop_path(d
 def test_the_urls_a_surviving_journal_part_leaves_queued_come_first_and_prerequisites_never(dead):
     """A journal part rotated at a checkpoint: its URLs still queued and never fetched lead the
     pending URLs; one fetched since is not pending; robots.txt queued as a prerequisite is not
-    a page to fetch."""
+    a page to fetch; a seed it names is a seed of the scope."""
     done = dead["journal part"]
     pending = [line[1] for line in done.lines if line[0] == "F+"]
     assert pending[:2] == ["http://127.0.0.2:9/", SEED + "queued.html"] and SEED + "a.html" not in pending
     assert "http://127.0.0.2:9/robots.txt" not in pending and "1 prerequisites" in done.stdout
+    assert f"seeds (seed-hosts scope): {SEED} http://127.0.0.2:9/" in done.stdout   # its links are in scope
     assert pending[2:] == [line[1] for line in dead["default"].lines if line[0] == "F+"]
 
 

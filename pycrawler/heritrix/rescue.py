@@ -344,14 +344,6 @@ def rescue(found: Survivors, *, scope: str = "seed-hosts", seeds: list[str] = ()
         logged[entry.url] = entry
     pages = read_warcs(found.warcs, cut, progress=progress)
 
-    crawl_seeds = list(dict.fromkeys([*seeds, *(e.url for e in logged.values() if not e.hops and e.via is None
-                                                 and e.url.lower().startswith(HTTP_SCHEMES))]))
-    if not crawl_seeds:
-        raise BadInput(f"no seed found in {', '.join(map(str, found.crawl_logs))} (a line with hop path '-'): "
-                       "name the crawl's seeds with --seed URL")
-    in_scope = Scope.of(scope, crawl_seeds).allows
-    traps = PathRepetitionRule()
-
     # What the checkpoint and the journal say.
     checkpoint_keys = np.zeros(0, dtype=np.uint64)
     earlier: list[PendingURL] = []
@@ -368,6 +360,16 @@ def rescue(found: Survivors, *, scope: str = "seed-hosts", seeds: list[str] = ()
     if found.checkpoint is not None:
         checkpoint_keys, from_checkpoint, detected = _checkpoint(found, covered=bool(found.journal))
         earlier += from_checkpoint
+
+    # Seeds (crawl.log's and the journal's lines with no hop path, and --seed) give the scope.
+    crawl_seeds = list(dict.fromkeys([*seeds, *(e.url for e in [*logged.values(), *earlier]
+                                                 if not e.hops and e.via is None
+                                                 and e.url.lower().startswith(HTTP_SCHEMES))]))
+    if not crawl_seeds:
+        raise BadInput(f"no seed found in {', '.join(map(str, found.crawl_logs))} (a line with hop path '-'): "
+                       "name the crawl's seeds with --seed URL")
+    in_scope = Scope.of(scope, crawl_seeds).allows
+    traps = PathRepetitionRule()
 
     # Everything finished: crawl.log, and pages the WARC files hold that crawl.log does not name.
     finished = list(logged.values())
@@ -595,6 +597,7 @@ def describe(summary: dict[str, Any]) -> list[str]:
              "again"]
     left = ", ".join(f"{n} {why.replace('_', ' ')}" for why, n in left.items() if n)
     lines.append(f"left out: {left or 'nothing'}")
+    lines.append(f"seeds ({summary['scope']} scope): {' '.join(summary['seeds'])}")
     if summary["journal"]:
         lines.append(f"journal: {summary['journal']['lines']} lines in {len(summary['journal']['files'])} files, "
                      f"{summary['journal']['pending']} URLs left pending by it")

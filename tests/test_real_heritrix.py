@@ -108,9 +108,9 @@ def exported_rows(path: Path) -> list[tuple]:
 
 
 def readings(crawl):
-    """(state argument list, Heritrix's view of it, the name it is reported by)."""
-    return [([crawl.state], crawl.view2, "live"), ([crawl.state, "--checkpoint", crawl.cp1], crawl.view1, "cp1"),
-            ([crawl.state, "--checkpoint", "latest"], crawl.view2, "cp2")]
+    """(state argument list, Heritrix's view of it, the name it is reported by): the live state
+    (which the kill left as cp2 had it) and the first checkpoint."""
+    return [([crawl.state], crawl.view2, "live"), ([crawl.state, "--checkpoint", crawl.cp1], crawl.view1, "cp1")]
 
 
 def test_heritrix_crawled_the_site_as_its_ground_truth_says_and_its_two_views_agree(crawl):
@@ -263,6 +263,7 @@ def test_heritrix_journal_goes_back_into_a_fresh_heritrix_which_finishes_the_cra
     before = crawl.site.fetch_counts()
     heritrix = Heritrix(tmp_path / "run3")
     (tmp_path / "run3").mkdir()
+    shutil.copy(crawl.folder / "run1" / "adhoc.keystore", tmp_path / "run3")   # its key pair takes seconds to make
     heritrix.start()
     try:
         heritrix.create_job("back", [], threads=5, scope_urls=crawl.site.seeds)

@@ -253,8 +253,10 @@ def _print_recovered(summary: dict, action: str) -> None:
     def note(text: str) -> None:
         print(f"pycrawler: note: {text}", file=sys.stderr)
 
+    reordered = summary.get("reordered", 0)
+    by_uri = f" ({reordered} by their values' URIs: journal lines out of ordinal order)" if reordered else ""
     note(f"recover log: {summary['lines']} lines in {len(summary['files'])} files, {summary['pending']} URLs left "
-         f"pending; {summary['placed']} placed by the pending keys ({summary['policy']} queues), "
+         f"pending; {summary['placed']} placed by the pending keys ({summary['policy']} queues){by_uri}, "
          f"{summary['unplaced']} not; {summary['skipped_lines']} lines skipped (not journal events)")
     for path, why in summary["cut_short"].items():
         note(f"recover log {path}: {why}")

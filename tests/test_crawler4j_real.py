@@ -50,9 +50,15 @@ CRAWLER4J_HOME = ROOT / "target" / "crawler4j-4.4.0"
 PROGRAM = ROOT / "tests" / "crawler4j_crawl" / "Crawler4jCrawl.java"
 THREADS = 2
 POLITENESS_MS = 20
+PAGES = 200          # write_site's pages
 CHAIN = 45           # pages in the deep chain: its end is 46 links from the seed
-KILLS = (40, 160, 300)
-"""Pages crawler4j visits (in all its runs so far) before each kill -9."""
+HUB = 150            # new pages the hub links to
+KILLS = (("hub.html", 0, 3000), (120, 0.011, 0), (220, 0.023, 0))
+"""When to kill -9, each after the last (resumed by crawler4j in its folder): once crawler4j has
+fetched a URL ending so, or made its Nth fetch in all its runs so far, ``pause`` seconds on and
+once its JE log grew by ``log_bytes``. The hub's kill lands while crawler4j gives the hub's 150
+new links their docids, one committed transaction each (about 100 bytes of log), before it
+queues any: those URLs are dropped."""
 CRAWLER4J_AGENT = "crawler4j"
 
 
@@ -60,12 +66,12 @@ CRAWLER4J_AGENT = "crawler4j"
 def write_the_site(root: Path) -> set[str]:
     """write_site's pages, and a deep chain whose pages link to other spellings of the site's
     pages and to a folder robots.txt disallows. Returns the reachable pages' paths."""
-    reachable = write_site(root, 400, seed=11)
+    reachable = write_site(root, PAGES, seed=11)
     chain = [f"chain/c{i}.html" for i in range(CHAIN)]
     (root / "chain").mkdir()
     (root / "private").mkdir()
     for i, name in enumerate(chain):
-        target = f"d{i % 10}/p{i * 7 % 400}.html"
+        target = f"d{i % 10}/p{i * 7 % PAGES}.html"
         folder, file = target.split("/")
         links = [f"/chain/c{i + 1}.html"] if i + 1 < CHAIN else []
         links += [f"/{folder}//{file}",                   # crawler4j folds '//'
@@ -74,12 +80,18 @@ def write_the_site(root: Path) -> set[str]:
                   f"/private/c{i}.html"]                   # robots.txt disallows it
         (root / name).write_text(page(name, links))
         (root / "private" / f"c{i}.html").write_text(page("private", []))
+    hub = [f"hub/h{i}.html" for i in range(HUB)]
+    (root / "hub").mkdir()
+    for name in hub:
+        (root / name).write_text(page(name, ["/index.html"]))
+    (root / "hub.html").write_text(page("hub", ["/" + name for name in hub]))
     index = root / "index.html"
-    index.write_text(index.read_text().replace("</body>", '<a href="chain/c0.html">chain</a>'
-                                                          '<a href="/private/index.html">private</a></body>'))
+    index.write_text(index.read_text().replace("<body>", '<body><a href="hub.html">hub</a>'
+                                                         '<a href="chain/c0.html">chain</a>'
+                                                         '<a href="/private/index.html">private</a>'))
     (root / "private" / "index.html").write_text(page("private", []))
     (root / "robots.txt").write_text("User-agent: *\nDisallow: /private/\n")
-    return reachable | set(chain)
+    return reachable | set(chain) | set(hub) | {"hub.html"}
 
 
 def page_of(request_path: str) -> str:
@@ -144,19 +156,31 @@ def pycrawler(*args, timeout: float = 300) -> subprocess.CompletedProcess:
                           text=True, env=with_je(None), timeout=timeout)
 
 
-def crawler4j(program, storage: Path, seed: str, *, kill_after: int | None = None) -> list[str]:
-    """Run (or resume) the crawl in ``storage``; kill it -9 once ``kill_after`` pages have been
-    visited (else let it end). Returns its output lines."""
+def log_size(storage: Path) -> int:
+    return sum(p.stat().st_size for p in (storage / "frontier").glob("*.jdb"))
+
+
+def crawler4j(program, storage: Path, seed: str, *, kill_after: int | str | None = None,
+              pause: float = 0.0, log_bytes: int = 0) -> list[str]:
+    """Run (or resume) the crawl in ``storage``; kill it -9 after its ``kill_after``th fetch, or
+    its fetch of a URL ending in ``kill_after`` (None: let it end), ``pause`` seconds on and once
+    its log grew by ``log_bytes`` (or 5 s passed). Returns its output lines."""
     process = subprocess.Popen([*program, str(storage), str(POLITENESS_MS), str(THREADS), seed],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    lines, visited = [], 0
+    lines, fetched = [], 0
     deadline = time.monotonic() + 180
     try:
         for line in process.stdout:
             lines.append(line.rstrip("\n"))
-            visited += line.startswith("visited\t")
-            if kill_after is not None and visited >= kill_after:
+            fetched += line.startswith("status\t")
+            if (isinstance(kill_after, int) and fetched >= kill_after or isinstance(kill_after, str)
+                    and line.startswith("status\t") and line.rstrip("\n").endswith("/" + kill_after)):
+                time.sleep(pause)
+                grown, until = log_size(storage) + log_bytes, time.monotonic() + 5
+                while log_bytes and log_size(storage) < grown and time.monotonic() < until:
+                    time.sleep(0.001)
                 process.send_signal(signal.SIGKILL)
+                lines += process.stdout.read().splitlines()
                 break
             assert time.monotonic() < deadline, "crawler4j ran for 3 minutes"
         process.wait(60)
@@ -204,8 +228,9 @@ def crawl(program, tmp_path_factory):
         seed = base + "index.html"
         storage = scratch / "storage"
         printed: set[str] = set()
-        for n, at in enumerate(KILLS):
-            lines = crawler4j(program, storage, seed, kill_after=at - (kills[-1].at if kills else 0))
+        for n, (at, pause, log_bytes) in enumerate(KILLS):
+            lines = crawler4j(program, storage, seed, kill_after=at - len(printed) if isinstance(at, int) else at,
+                              pause=pause, log_bytes=log_bytes)
             printed |= {line.split("\t")[2] for line in lines if line.startswith("status\t")}
             snapshot = scratch / f"kill{n}"
             shutil.copytree(storage, snapshot)

@@ -333,8 +333,11 @@ def test_urls_whose_journal_lines_raced_their_ordinals_are_placed_by_their_value
     plain = ["http://b.example/1", "http://b.example/x", "http://b.example/y"]
     pending = {h3_key("a.example", 3, 1, n): kryo_value(url) for n, url in enumerate(race, 1)}
     pending |= {h3_key("b.example", 3, 1, n): url for n, url in enumerate(plain, 1)}   # not Kryo's form
+    # A queue whose journal URLs are as many as its keys but not the ones its values name (a
+    # journal of another moment): not paired, said so.
+    pending |= {h3_key("c.example", 3, 1, n): kryo_value(f"http://c.example/{n}") for n in (1, 2)}
     write_h3(tmp_path / "state", pending, heritrix_keys(race + plain).tolist())
-    swapped = [race[0], race[2], race[1], plain[0], plain[2], plain[1]]
+    swapped = [race[0], race[2], race[1], plain[0], plain[2], plain[1], "http://c.example/1", "http://c.example/3"]
     write(tmp_path / "logs" / "frontier.recover.gz", gz(*(line(ADDED, url, "L", SEED) for url in swapped)))
     done = pycrawler("heritrix", "export", tmp_path / "state", "--recover-log", tmp_path / "logs",
                      "--pending", tmp_path / "p.jsonl")
@@ -342,7 +345,11 @@ def test_urls_whose_journal_lines_raced_their_ordinals_are_placed_by_their_value
     rows = [json.loads(text) for text in (tmp_path / "p.jsonl").read_text().splitlines()]
     assert [(r["queue"], r["ordinal"], r["uri"]) for r in rows] == [
         ("a.example", 1, race[0]), ("a.example", 2, race[1]), ("a.example", 3, race[2]),
-        ("b.example", 1, plain[0]), ("b.example", 2, plain[2]), ("b.example", 3, plain[1])]
+        ("b.example", 1, plain[0]), ("b.example", 2, plain[2]), ("b.example", 3, plain[1]),
+        ("c.example", None, "http://c.example/1"), ("c.example", None, "http://c.example/3")]
+    assert "6 placed by the pending keys (heritrix-host queues) (2 by their values' URIs" in done.stderr
+    assert ("queue c.example: 2 pending keys, 2 journal URLs (its values name other URLs), not paired"
+            in done.stderr)
 
 
 def test_export_with_a_recover_log_through_an_address_is_the_folders(heritrix3_job, tmp_path, runtime):

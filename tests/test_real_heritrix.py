@@ -234,7 +234,10 @@ def test_import_takes_heritrixs_pending_urls_and_seen_keys(crawl, imported):
     assert manifest["seen"]["keys"] == len(crawl.view2.seen)
     assert manifest["recover_log"]["placed"] == len(crawl.view2.pending) and manifest["recover_log"]["unplaced"] == 0
     assert manifest["recover_log"]["empty_files"] == [str(crawl.logs / "frontier.recover.gz")]
-    assert sum(imported.run2.values()) == len(imported.run2) == PYCRAWLER_PAGES
+    # --max-pages counts URLs fetched or refused: a /private/ URL Heritrix had queued and
+    # robots.txt keeps pycrawler from (2 a host at most) counts without a request.
+    assert sum(imported.run2.values()) == len(imported.run2)
+    assert PYCRAWLER_PAGES - 2 * HOSTS <= len(imported.run2) <= PYCRAWLER_PAGES
 
 
 def test_pycrawler_finishes_the_crawl_with_every_page_fetched_once(crawl, imported, tmp_path):

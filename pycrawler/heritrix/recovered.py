@@ -19,7 +19,8 @@ Heritrix class:
    matched together under their host and each URL takes its key's sub-queue.
 
 Where a queue's counts disagree (a journal cut short by a kill, a state from another moment
-than the journal, a queue assignment the detected policy does not reproduce), no URL of that
+than the journal, a queue assignment the detected policy does not reproduce), or agree but the
+URIs its Heritrix 3 values start with are not the journal's URLs for it, no URL of that
 queue is guessed onto a key: its journal URLs are kept without a place (``placed`` false:
 no directive, precedence or ordinal) and its keys without a URL are counted. The
 :class:`Mismatch` list says so queue by queue; ``heritrix import`` queues those URLs behind
@@ -68,12 +69,15 @@ class Mismatch:
     queue: str
     keys: int       # pending keys Heritrix's state holds for it
     journal: int    # URLs the journal leaves pending in it
+    other_urls: bool = False   # as many, but the URIs its values start with are not the journal's
 
     def describe(self, action: str) -> str:
         """One line on the queue and what was done with it (``action``: with its journal URLs)."""
         urls = f"its {self.journal} journal URLs {action}" if self.journal else "no journal URL"
         keys = f"its {self.keys} keys dropped (no URL)" if self.keys else "no key"
-        return f"queue {self.queue}: {self.keys} pending keys, {self.journal} journal URLs, not paired: {urls}; {keys}"
+        other = " (its values name other URLs)" if self.other_urls else ""
+        return (f"queue {self.queue}: {self.keys} pending keys, {self.journal} journal URLs{other}, not paired: "
+                f"{urls}; {keys}")
 
 
 class QueueNames:
@@ -195,12 +199,13 @@ def uri_hash(uri: bytes) -> int:
 
 
 def _pair_by_uri(keys: PendingKeys, url_queue: np.ndarray, journal: PendingURLs, paired_keys: np.ndarray,
-                 paired_urls: np.ndarray, batch: int = 65536) -> tuple[np.ndarray, np.ndarray, int]:
+                 paired_urls: np.ndarray, batch: int = 65536) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
     """The order pairing (``paired_keys[i]`` with ``paired_urls[i]``, queue by queue) redone by
     URI in every queue whose keys all carry one and whose URIs are the journal's URLs for it;
-    returns the pairs and how many keys took another URL."""
+    returns the pairs, how many keys took another URL, and the queues whose keys all carry a
+    URI but not the journal's URLs (a journal of another moment than the state)."""
     if not len(paired_keys) or not np.any(keys.uri_hash[paired_keys]):
-        return paired_keys, paired_urls, 0
+        return paired_keys, paired_urls, 0, np.empty(0, dtype=np.uint32)
     url_hash = np.zeros(len(paired_urls), dtype=np.uint64)
     for first in range(0, len(paired_urls), batch):
         urls = journal.read(paired_urls[first:first + batch])
@@ -209,8 +214,10 @@ def _pair_by_uri(keys: PendingKeys, url_queue: np.ndarray, journal: PendingURLs,
     queue = keys.matched[paired_keys]            # the same queue sequence on both sides
     by_key = np.lexsort((key_hash, queue))
     by_url = np.lexsort((url_hash, queue))
-    differs = (key_hash[by_key] != url_hash[by_url]) | (key_hash[by_key] == 0)
+    unknown = key_hash[by_key] == 0
+    differs = (key_hash[by_key] != url_hash[by_url]) | unknown
     bad_queues = np.unique(queue[by_key][differs])
+    other_urls = np.setdiff1d(bad_queues, np.unique(queue[by_key][unknown]))   # every key with a URI, not these
     good = ~np.isin(queue[by_key], bad_queues)
     keys_out, urls_out = paired_keys.copy(), paired_urls.copy()
     keys_out[good], urls_out[good] = paired_keys[by_key][good], paired_urls[by_url][good]
@@ -218,7 +225,7 @@ def _pair_by_uri(keys: PendingKeys, url_queue: np.ndarray, journal: PendingURLs,
     keys_out[~good], urls_out[~good] = paired_keys[~keep], paired_urls[~keep]
     before, after = np.full(len(keys), -1, dtype=np.int64), np.full(len(keys), -1, dtype=np.int64)
     before[paired_keys], after[keys_out] = paired_urls, urls_out
-    return keys_out, urls_out, int(np.count_nonzero(before != after))
+    return keys_out, urls_out, int(np.count_nonzero(before != after)), other_urls
 
 
 def _url_fields(url: Pending) -> dict[str, Any]:
@@ -268,15 +275,22 @@ def recover_pending(state: HeritrixState, journal: Replay) -> Recovered:
     key_counts = np.bincount(keys.matched, minlength=len(queues))
     url_counts = np.bincount(url_queue, minlength=len(queues))
     agree = key_counts == url_counts
-    paired_keys = np.flatnonzero(agree[keys.matched])
-    paired_keys = paired_keys[np.lexsort((keys.ordinal[paired_keys], keys.matched[paired_keys]))]
-    paired_urls = np.flatnonzero(agree[url_queue])
-    paired_urls = paired_urls[np.argsort(url_queue[paired_urls], kind="stable")]
-    paired_keys, paired_urls, reordered = _pair_by_uri(keys, url_queue, journal.pending, paired_keys, paired_urls)
+    other_urls = np.zeros(len(queues), dtype=bool)
+    while True:
+        paired_keys = np.flatnonzero(agree[keys.matched])
+        paired_keys = paired_keys[np.lexsort((keys.ordinal[paired_keys], keys.matched[paired_keys]))]
+        paired_urls = np.flatnonzero(agree[url_queue])
+        paired_urls = paired_urls[np.argsort(url_queue[paired_urls], kind="stable")]
+        paired_keys, paired_urls, reordered, differ = _pair_by_uri(keys, url_queue, journal.pending, paired_keys,
+                                                                   paired_urls)
+        if not len(differ):
+            break
+        agree[differ], other_urls[differ] = False, True   # counts agree, URLs do not: not paired either
     url_of_key = np.full(len(keys), -1, dtype=np.int64)
     url_of_key[paired_keys] = paired_urls
     unplaced = np.flatnonzero(~agree[url_queue])
-    mismatches = [Mismatch(queues.names[q], int(key_counts[q]), int(url_counts[q])) for q in np.flatnonzero(~agree)]
+    mismatches = [Mismatch(queues.names[q], int(key_counts[q]), int(url_counts[q]), bool(other_urls[q]))
+                  for q in np.flatnonzero(~agree)]
     return Recovered(journal.pending, keys, url_of_key, unplaced, url_queue[unplaced], queues, mismatches, policy_name,
                      reordered)
 

@@ -272,6 +272,8 @@ def test_the_real_3x_frontiers_import_on_a_je_that_writes_work_queues(real_front
         assert (manifest["frontier"]["urls"], manifest["seen"]["keys"]) == (counts["PendingURLsDB"], counts["DocIDs"])
         assert "JE log version 8" in pycrawler("store", "ls", state).stdout
         assert file_hashes(frontier) == before
+        if not frontier.name.startswith("01-"):
+            continue
         # A JE 4.0 named by the user is refused in one line before anything is built.
         refused = subprocess.run([sys.executable, "-m", "pycrawler", "crawler4j", "import", frontier, "--into",
                                   tmp_path / "refused"], cwd=ROOT, capture_output=True, text=True, timeout=180,

@@ -204,7 +204,7 @@ def file_hashes(folder: Path) -> dict[str, str]:
 class Kill:
     """One kill -9 of the crawl and what came of continuing from it both ways."""
 
-    def __init__(self, at: int, snapshot: Path, before: collections.Counter, printed: set[str]):
+    def __init__(self, at: int | str, snapshot: Path, before: collections.Counter, printed: set[str]):
         self.at, self.snapshot, self.before, self.printed = at, snapshot, before, printed
         self.inspect = self.import_out = ""
         self.by_crawler4j = self.by_pycrawler = collections.Counter()
@@ -243,7 +243,15 @@ def crawl(program, tmp_path_factory):
             shutil.copytree(kill_dir, resume)
             c4j_before, py_before = server.pages("crawler4j"), server.pages("pycrawler")
             started = time.monotonic()
-            resumed = threading.Thread(target=crawler4j, args=(program, resume, seed), daemon=True)
+            outcome: list = []
+
+            def resume_crawl(folder=resume, outcome=outcome):
+                try:
+                    outcome.append(crawler4j(program, folder, seed))
+                except BaseException as exc:  # noqa: BLE001 -- handed to the test's thread
+                    outcome.append(exc)
+
+            resumed = threading.Thread(target=resume_crawl, daemon=True)
             resumed.start()
             # The docs' commands (docs/crawler4j.md, "Continuing a crawler4j crawl").
             kill.inspect = pycrawler("crawler4j", "inspect", kill_dir / "frontier")
@@ -255,7 +263,7 @@ def crawl(program, tmp_path_factory):
             assert continued.returncode == 0, continued.stderr
             kill.seconds["pycrawler"] = time.monotonic() - started
             resumed.join(200)
-            assert not resumed.is_alive()
+            assert outcome and isinstance(outcome[0], list), f"crawler4j's resume: {outcome or 'still running'}"
             kill.seconds["both"] = time.monotonic() - started
             kill.by_crawler4j = server.pages("crawler4j") - c4j_before
             kill.by_pycrawler = server.pages("pycrawler") - py_before
@@ -274,7 +282,10 @@ def test_pycrawler_loses_nothing_crawler4j_fetches_and_repeats_at_most_its_threa
         assert not lost, (kill.at, sorted(lost)[:10])
         assert kill.repeats(kill.by_pycrawler) <= THREADS, (kill.at, {
             p: n for p, n in kill.by_pycrawler.items() if n > 1 or kill.before[p]})
-        print(f"kill at {kill.at}: before {len(kill.before)} pages; crawler4j's resume {len(kill.by_crawler4j)} "
+        unfetched = {who: len(reachable - set(kill.before) - set(fetched))
+                     for who, fetched in (("crawler4j", kill.by_crawler4j), ("pycrawler", kill.by_pycrawler))}
+        print(f"kill at {kill.at}: site pages never fetched {unfetched}; "
+              f"before {len(kill.before)} pages; crawler4j's resume {len(kill.by_crawler4j)} "
               f"pages, {kill.repeats(kill.by_crawler4j)} repeats; pycrawler {len(kill.by_pycrawler)} pages, "
               f"{kill.repeats(kill.by_pycrawler)} repeats, {len(lost)} lost; "
               f"{kill.seconds['pycrawler']:.1f} s import+crawl, {kill.seconds['both']:.1f} s both")

@@ -26,7 +26,13 @@ so a kill keeps the crawl's work for the kills after it and start-up points are 
 close points. A process armed with a start-up point that it passes by (a ``.open`` WARC file
 or a mark-log record it was expected to find is not there) is killed by the harness at its
 first flush, and the point tried again after a later kill. A round ends when a process
-finishes (exit 0) and no point left is expected in another resume of the finished crawl; the
+finishes (exit 0) and no point left is expected in another resume of the finished crawl. A
+process that went to the end past points left to kill in its work (one that ran unarmed, or went
+past its own, may be the only one to finish a WARC file late in the crawl), points that resumes
+of the finished crawl never reach, is run again: the state it
+started from (its folder, its WARC files, and a cluster's keys in Redis, saved before every
+process that may finish the crawl) is put back, its run is dropped from the round as if it never
+happened, and the next process starts from there armed with the first such point it passed. The
 next round crawls again from an empty state while points are left (a Bloom filter is created
 only by a round's first process). The first round opens with random kills: after a seeded
 number of pages served and a pause of up to 20 ms, anywhere in or between flushes.
@@ -63,8 +69,10 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import os
+import pickle
 import random
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -86,6 +94,7 @@ LATER_HIT_MAX = 6
 REPAIR_POINTS = ("warc.repair.cut", "warc.repair.renamed")  # passed at start-up when a .open WARC file is left
 MISSES_PER_ROUND = 2  # processes of a round that may go past a start-up point armed, before it waits for the next
 FLUSH_POINTS = ("flush.", "outputs.log_flushed")  # a flush's points: before the first, start-up; after the last, close
+CLOSE_POINTS = ("crawl.close.",)  # passed only in a crawl's close
 DRUM_BUCKET_BYTES = "1"
 """DRUM merges at the next enqueue once any bucket holds operations on disk: a crawl of a few
 hundred pages then merges inside flushes too, not only when its frontier runs dry."""
@@ -210,6 +219,12 @@ def sections(passed: list[str]) -> tuple[list[str], list[str], list[str]]:
     return passed[:flushes[0]], passed[flushes[0]:flushes[-1] + 1], passed[flushes[-1] + 1:]
 
 
+def closes(passed: list[str]) -> bool:
+    """Whether a trace holds a crawl's close (after its last flush): a process that resumes one
+    killed in its close is expected to pass that close once, not twice."""
+    return any(name.startswith(CLOSE_POINTS) for name in sections(passed)[2])
+
+
 def continued(reference: list[str], passed: list[str]) -> list[str]:
     """What to expect of the process after one that was expected to pass ``reference`` and was
     killed having ``passed`` these points: what it passed (a resume passes its start-up again),
@@ -263,7 +278,7 @@ class Campaign:
         if completed:  # a resume of a finished crawl: start-up and close only
             startup, _, close = sections(reference)
             expected = startup + close
-        elif self.completion is not None:  # this process may complete the crawl: its close too
+        elif self.completion is not None and not closes(reference):  # it may complete the crawl: its close too
             expected = reference + sections(self.completion)[2]
         else:
             expected = list(reference)
@@ -350,15 +365,59 @@ class Campaign:
                                        if n > before.get(page, 0)})
         return Run(armed, process.returncode, passed_so_far(trace), fetches, sum(after.values()), harness_kill, error)
 
+    # -- the state a process starts from ----------------------------------------------------------
+    def save(self, folders: list[Path], saved: Path, index: int) -> None:
+        """Copy ``folders`` (those that exist) to ``saved``, and a cluster mode's keys in Redis
+        (with their time to live) beside them."""
+        shutil.rmtree(saved, ignore_errors=True)
+        saved.mkdir()
+        for folder in folders:
+            if folder.exists():
+                shutil.copytree(folder, saved / folder.name)
+        if self.mode.dedupe:
+            with self.redis(index) as (client, keys):
+                dumps = [(key, client.pttl(key), client.dump(key)) for key in keys]
+            (saved / "redis").write_bytes(pickle.dumps([d for d in dumps if d[2] is not None]))
+
+    def restore(self, folders: list[Path], saved: Path, index: int) -> None:
+        """Put back what :meth:`save` saved: the folders as they were (gone if they were not
+        there), and the cluster's keys in Redis, those made since deleted."""
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
+            if (saved / folder.name).exists():
+                shutil.copytree(saved / folder.name, folder)
+        if self.mode.dedupe:
+            with self.redis(index) as (client, keys):
+                pipe = client.pipeline(transaction=True)
+                if keys:
+                    pipe.delete(*keys)
+                for key, ttl, data in pickle.loads((saved / "redis").read_bytes()):
+                    pipe.restore(key, max(ttl, 0), data, replace=True)
+                pipe.execute()
+
+    @contextlib.contextmanager
+    def redis(self, index: int):
+        """(a client of the mode's Redis, the keys of round ``index``'s cluster)."""
+        import redis
+
+        client = redis.Redis.from_url(self.redis_url)
+        try:
+            name = f"crash{index}"
+            yield client, [key for pattern in (f"pycrawler:{name}:*", f"pycrawler:{{{name}}}:*")
+                           for key in client.scan_iter(match=pattern, count=1000)]
+        finally:
+            client.close()
+
     # -- a round ----------------------------------------------------------------------------------
     def round(self, index: int) -> None:
         folder = self.work / f"round{index}"
-        state, warcs = folder / "state", folder / "warcs"
+        state, warcs, saved = folder / "state", folder / "warcs", folder / "saved"
         folder.mkdir()
         runs: list[Run] = []
         missed = collections.Counter()  # (point, later) -> processes of this round that went past it
         reference = self.first_trace
         completed = False
+        started = 0  # processes started, a dropped one included (each its own trace)
         server = CountingServer(self.site)
         with server as base:
             server.quiet()
@@ -370,13 +429,16 @@ class Campaign:
                     armed = self.choose(self.expected(reference, completed, warcs), missed)
                 if armed is None and not random_kill and runs and runs[-1].exit_code == 0:
                     break  # finished, and nothing left to kill in this state
-                if len(runs) > 6 * len(self.most) + self.random_kills + 20:  # each point: 2 kills, a miss or two
-                    self.errors.append(f"round {index}: {len(runs)} processes and still not done")
+                if started > 6 * len(self.most) + self.random_kills + 20:  # each point: 2 kills, a miss or two
+                    self.errors.append(f"round {index}: {started} processes and still not done")
                     break
-                run = self.start(command, server, armed, random_kill, folder / f"trace{len(runs)}")
+                if not completed and not random_kill:  # it may finish the crawl: kept to run again
+                    self.save([state, warcs], saved, index)
+                run = self.start(command, server, armed, random_kill, folder / f"trace{started}")
+                started += 1
                 runs.append(run)
                 self.learn(run)
-                if index == 0 and len(runs) == 1:
+                if index == 0 and started == 1:
                     self.first_trace = run.passed
                 if run.error:
                     self.errors.append(f"round {index} process {len(runs) - 1}: {run.error}")
@@ -393,21 +455,55 @@ class Campaign:
                     # past start-up, it may be passed after another kill (a WARC file left .open);
                     # past the end, not in this round
                     missed[armed.key] += 1 if run.killed else MISSES_PER_ROUND
+                startup, work, _ = sections(run.passed)
+                if run.exit_code == 0 and not completed and not random_kill and any(
+                        (point, later) in self.pending and missed[point, later] < MISSES_PER_ROUND
+                        for point in set(work) for later in (False, True)):
+                    # It went past points left to kill in its work, which resumes of the finished
+                    # crawl (its start-up and close again) never reach: put back the state it
+                    # started from, and the next process, armed with the first point left there,
+                    # runs it again.
+                    self.check_dropped(index, runs, base, state, warcs)
+                    self.restore([state, warcs], saved, index)
+                    runs.pop()
+                    reference = startup + work
+                    self.say(f"process {started - 1} ({run.armed.point + ':' + str(run.armed.hit) if run.armed else 'unarmed'})"
+                             " ran to the end past points left to kill in its work: run again from the state it "
+                             "started from")
+                    continue
                 completed |= run.exit_code == 0
                 reference = run.passed if run.exit_code == 0 or reference is None else continued(reference, run.passed)
         if not self.errors:
             self.check(index, runs, base, state, warcs)
 
-    def check(self, index: int, runs: list[Run], base: str, state: Path, warcs: Path) -> None:
+    def lost(self, index: int, base: str, state: Path, warcs: Path) -> tuple[set[str], set[str]] | None:
+        """Reachable pages missing from crawl.log and from the WARC files (kept for the mode's
+        result); None when the outputs do not read (an error kept)."""
         try:
             log = crawl_log_200s(state / "crawl.log", base)
             warc = warc_responses(warcs, base)
         except AssertionError as exc:
             self.errors.append(f"round {index}: {exc}")
-            return
+            return None
         lost_log, lost_warc = self.reachable - set(log), self.reachable - set(warc)
         self.lost_log |= {f"{page} (round {index})" for page in lost_log}
         self.lost_warc |= {f"{page} (round {index})" for page in lost_warc}
+        return lost_log, lost_warc
+
+    def check_dropped(self, index: int, runs: list[Run], base: str, state: Path, warcs: Path) -> None:
+        """What a run about to be dropped (the last of ``runs``) leaves is checked like a round's
+        end: nothing lost, and no repeat of its own that no kill explains."""
+        lost = self.lost(index, base, state, warcs)
+        unexplained = attribute_repeats(runs)[1] - attribute_repeats(runs[:-1])[1]
+        self.unexplained += unexplained
+        if unexplained or (lost and any(lost)):
+            self.say(f"round {index}, the run dropped: unexplained_repeats={unexplained} "
+                     f"lost_crawl_log={len(lost[0]) if lost else '-'} lost_warc={len(lost[1]) if lost else '-'}")
+
+    def check(self, index: int, runs: list[Run], base: str, state: Path, warcs: Path) -> None:
+        if (lost := self.lost(index, base, state, warcs)) is None:
+            return
+        lost_log, lost_warc = lost
         repeats, unexplained = attribute_repeats(runs)
         round_kills = [k for k in self.kills if k.round == index]
         for kill in round_kills:

@@ -12,16 +12,9 @@ from test_crashpoints import kill_at_every_failpoint
 ABOVE_JE_PAIRS = [["exact+cache", "bloom+cache"], ["cluster-split", "cluster-central"]]
 
 
-CLUSTER_MAY_MISS = frozenset({"warc.file.finished"})
-"""A one-worker cluster crawl sometimes rotates its WARC file only in the process that runs to
-the end, after every armed kill, and the harness's next round then misses that point too (seen
-once in a CI-form run of cluster-split, never in cluster-central's): an open gap of the harness,
-not a loss, so that point alone may stay unkilled in the cluster modes."""
-
-
 @pytest.mark.parametrize("names", ABOVE_JE_PAIRS, ids="-".join)
 def test_a_kill_at_every_failpoint_and_at_random_loses_no_page(names):
-    kill_at_every_failpoint(names, CLUSTER_MAY_MISS if names[0].startswith("cluster") else frozenset())
+    kill_at_every_failpoint(names)
 
 
 def test_the_two_files_cover_every_mode():

@@ -41,8 +41,13 @@ ANY_JE = frozenset({
     # The tools' commands killed at their failpoints: they run with no JE named, so on the build's
     # JE in either leg (only the input stores would change).
     "test_tool_kills",
-    # The crash harness's modes above the store (tests/test_crashpoints_above_je.py says why).
-    "test_crashpoints_above_je",
+    # The crash harness's modes above the store (tests/test_crashpoints_above_je.py says why), and
+    # its modes on the store: what they hold is pycrawler's order of durable steps, killed at each;
+    # JE's part under a kill (a committed transaction is recovered, an uncommitted one is not) is
+    # held on both JEs by test_crawl_kill, test_drum_crash and test_workqueues_crash.
+    "test_crashpoints_above_je", "test_crashpoints",
+    # Redis coordination under faults (Redis away, a worker killed), as test_cluster above.
+    "test_cluster_durability",
     # The real Heritrix 3.13 writes with its own JE 7.5.11 and pycrawler reads its log version 15
     # with JE 18 (or Heritrix's lib/) whatever the leg's JE.
     "test_real_heritrix",
@@ -57,9 +62,23 @@ ANY_JE = frozenset({
 the JE 3.3 leg only (scripts/test)."""
 
 
+SLOWEST_FIRST = (
+    "test_crashpoints_above_je", "test_crashpoints", "test_real_heritrix", "test_crawler4j_real",
+    "test_store_migrate", "test_cluster_durability", "test_crawl_stops", "test_heritrix_rescue",
+    "test_tool_kills", "test_crawler4j", "test_heritrix_journal", "test_wildje", "test_cli_heritrix",
+    "test_scrapy", "test_gateway", "test_wheel",
+)
+"""The modules that take longest, slowest first (measured: ``scripts/test`` prints each test's
+time). The two workers take modules in collection order, so these start first and the short
+ones fill in at the end, instead of one worker running a long module alone at the close."""
+
+
 def pytest_collection_modifyitems(config, items):
-    """Marks the :data:`ANY_JE` modules' tests ``any_je``. Under another JE than the build's 3.3
-    (the JE 18 leg), tests of how JE 3.3 itself behaves skip."""
+    """Puts the :data:`SLOWEST_FIRST` modules first and marks the :data:`ANY_JE` modules' tests
+    ``any_je``. Under another JE than the build's 3.3 (the JE 18 leg), tests of how JE 3.3 itself
+    behaves skip."""
+    rank = {name: position for position, name in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.module.__name__, len(rank)))
     for item in items:
         if item.module.__name__ in ANY_JE:
             item.add_marker(pytest.mark.any_je)

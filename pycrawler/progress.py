@@ -28,8 +28,22 @@ if TYPE_CHECKING:
     from tqdm import tqdm
 
 
+_command_choice: bool | None = None
+"""What the command's ``--progress`` / ``--no-progress`` said (None: neither), for what a command
+draws below its own meters: a store's recovery shown while it opens."""
+
+
+def choose(choice: bool | None) -> None:
+    """Records the command's ``--progress`` / ``--no-progress`` for every display of the process."""
+    global _command_choice
+    _command_choice = choice
+
+
 def wanted(choice: bool | None, stream: TextIO | None = None) -> bool:
-    """Whether to draw: ``choice`` when the user made one, else whether ``stream`` (stderr) is a terminal."""
+    """Whether to draw: ``choice`` when given, else the command's (:func:`choose`), else whether
+    ``stream`` (stderr) is a terminal."""
+    if choice is None:
+        choice = _command_choice
     if choice is not None:
         return choice
     stream = sys.stderr if stream is None else stream

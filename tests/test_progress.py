@@ -97,6 +97,21 @@ def test_no_progress_draws_nothing_even_on_a_terminal(store):
     assert run.returncode == 0 and run.terminal == ""
 
 
+def test_no_progress_also_holds_for_a_stores_recovery_shown_while_it_opens(monkeypatch):
+    """A slow open (JE recovering its log for over a second) draws a line under the command's own
+    meters; ``--no-progress`` silences it too."""
+    from pycrawler import progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(progress, "_command_choice", None)
+    assert progress.wanted(None, Terminal())
+    progress.choose(False)
+    assert not progress.wanted(None, Terminal()) and progress.status_line(stream=Terminal()).disable
+
+
 def test_heritrix_export_and_import_count_urls_keys_and_journal_lines(tmp_path):
     urls = crawl(24)
     state = tmp_path / "job" / "state"

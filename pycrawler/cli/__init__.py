@@ -12,6 +12,7 @@ import argparse
 import sys
 import traceback
 
+from .. import progress
 from ..errors import PycrawlerError, as_disk_full
 from ..store import je_choice
 from . import cachesim, cluster, crawl, crawler4j, demo, fingerprint, frontier, heritrix, info, serve, store
@@ -50,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     utf8_stdout()
+    progress.choose(getattr(args, "progress", None))
     if args.upgrade_log:
         je_choice.allow_upgrade()
     try:

@@ -73,6 +73,10 @@ def test_sigterm_stops_gracefully_and_the_same_command_resumes(site, tmp_path):
     assert all(n == 1 for path, n in server.page_counts().items() if path in reachable)
 
 
+STALL = 20
+"""Seconds the slow pages hold their answer in the second-signal test."""
+
+
 def test_a_second_signal_stops_at_once_and_loses_nothing(tmp_path):
     root = tmp_path / "site"
     slow = [f"slow/{i}.html" for i in range(4)]
@@ -83,7 +87,7 @@ def test_a_second_signal_stops_at_once_and_loses_nothing(tmp_path):
 
     def slow_page(handler):
         if stall.is_set():
-            time.sleep(20)
+            time.sleep(STALL)
         answer(handler, 200, page("slow", ["/index.html"]).encode())
 
     state, warcs = tmp_path / "state", tmp_path / "warcs"
@@ -101,7 +105,9 @@ def test_a_second_signal_stops_at_once_and_loses_nothing(tmp_path):
         signalled = time.monotonic()
         crawl.send_signal(signal.SIGTERM)
         out, err = crawl.communicate(timeout=30)
-        assert time.monotonic() - signalled < 4, "the second signal waited for the fetches in flight"
+        # Waiting for the fetches in flight would take the whole stall; the stop itself (close the
+        # store, write the summary) takes a second or two, more on a loaded machine.
+        assert time.monotonic() - signalled < STALL / 2, "the second signal waited for the fetches in flight"
         assert crawl.returncode == 128 + signal.SIGTERM, err
         assert "Traceback" not in err
         stall.clear()

@@ -28,6 +28,7 @@ import json
 import secrets
 import signal
 import subprocess
+import sys
 import time
 import zipfile
 from pathlib import Path
@@ -433,3 +434,22 @@ class Heritrix:
         launch = launches[-1] if launches else job
         return {"job": job, "launch": launch, "state": job / "state", "logs": launch / "logs",
                 "checkpoints": job / "checkpoints", "warcs": launch / "warcs"}
+
+
+def pycrawler(*args, env=None, timeout=180, stdin=None) -> subprocess.CompletedProcess:
+    """``pycrawler ARGS`` in a process of its own, as a user runs it beside Heritrix."""
+    return subprocess.run([sys.executable, "-m", "pycrawler", *map(str, args)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout, env=env, input=stdin)
+
+
+def ok(*args, **kwargs) -> subprocess.CompletedProcess:
+    """:func:`pycrawler` that must succeed, with no trace on stderr."""
+    done = pycrawler(*args, **kwargs)
+    assert done.returncode == 0, f"pycrawler {' '.join(map(str, args))}: exit {done.returncode}\n{done.stderr}"
+    assert "Traceback" not in done.stderr
+    return done
+
+
+def delta(after: collections.Counter, before: collections.Counter) -> collections.Counter:
+    """What a site's per-URL request counts gained between two readings."""
+    return collections.Counter({url: n - before[url] for url, n in after.items() if n > before[url]})

@@ -35,7 +35,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from conftest import HERITRIX_HOME, missing
-from real_heritrix import DISALLOWED, Heritrix, HeritrixSite, _SiteHandler
+from real_heritrix import DISALLOWED, Heritrix, HeritrixSite, _SiteHandler, delta
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTS, PAGES = 4, 60
@@ -108,22 +108,6 @@ class DecoratedSite(HeritrixSite):
                     if target.endswith(".css"):
                         found.add(self.url(host, f"/x/bg{host}.png"))
         return found
-
-
-def pycrawler(*args, timeout=180) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pycrawler", *map(str, args)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=timeout)
-
-
-def ok(*args, **kwargs) -> subprocess.CompletedProcess:
-    done = pycrawler(*args, **kwargs)
-    assert done.returncode == 0, f"pycrawler {' '.join(map(str, args))}: exit {done.returncode}\n{done.stderr}"
-    assert "Traceback" not in done.stderr
-    return done
-
-
-def delta(after: collections.Counter, before: collections.Counter) -> collections.Counter:
-    return collections.Counter({url: n - before[url] for url, n in after.items() if n > before[url]})
 
 
 def archived(warcs: Path) -> set[str]:

@@ -27,8 +27,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import zlib
 from pathlib import Path
 from types import SimpleNamespace
@@ -36,28 +34,12 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import HERITRIX_HOME, missing
-from real_heritrix import Heritrix, HeritrixSite
+from real_heritrix import Heritrix, HeritrixSite, delta, ok
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTS, PAGES = 4, 120
 FIRST_STOP, SECOND_STOP = 150, 300   # URIs Heritrix has done at cp1 and at cp2
 PYCRAWLER_PAGES = 100                # what pycrawler's first continuation fetches before it stops
-
-
-def pycrawler(*args, env=None, timeout=180, stdin=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pycrawler", *map(str, args)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=timeout, env=env, input=stdin)
-
-
-def ok(*args, **kwargs) -> subprocess.CompletedProcess:
-    done = pycrawler(*args, **kwargs)
-    assert done.returncode == 0, f"pycrawler {' '.join(map(str, args))}: exit {done.returncode}\n{done.stderr}"
-    assert "Traceback" not in done.stderr
-    return done
-
-
-def delta(after: collections.Counter, before: collections.Counter) -> collections.Counter:
-    return collections.Counter({url: n - before[url] for url, n in after.items() if n > before[url]})
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ import re
 import signal
 import time
 from collections import Counter
+from types import SimpleNamespace
 
 import pytest
 import redis
@@ -162,10 +163,28 @@ def wait_quiet(port: int, networks: list[str], timeout: float = 60.0) -> None:
         time.sleep(0.2)
 
 
-def start(ctx, port, worker, network, urls, stop, results, chunk=150, pause=0.0):
-    flushed = ctx.Event()
-    proc = ctx.Process(target=run_worker, args=(port, worker, network, urls, chunk, pause, flushed, stop, results))
+@pytest.fixture
+def pool():
+    """Worker processes (spawned) and what they share: a stop event and a results queue. They are
+    stopped after the test whatever its outcome (a failed assertion before the stop left them
+    running, and the test run could not end)."""
+    ctx = multiprocessing.get_context("spawn")
+    shared = SimpleNamespace(ctx=ctx, stop=ctx.Event(), results=ctx.Queue(), procs=[])
+    yield shared
+    shared.stop.set()
+    for proc in shared.procs:
+        proc.join(30)
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+
+
+def start(pool, port, worker, network, urls, chunk=150, pause=0.0):
+    flushed = pool.ctx.Event()
+    proc = pool.ctx.Process(target=run_worker,
+                            args=(port, worker, network, urls, chunk, pause, flushed, pool.stop, pool.results))
     proc.start()
+    pool.procs.append(proc)
     return proc, flushed
 
 
@@ -191,18 +210,16 @@ def assert_allocated_once(acked: dict[str, list[str]], urls: list[str], dead: st
         assert len(workers - {dead}) == 1, f"{host} is crawled by {workers} (politeness)"
 
 
-def test_overlapping_sets_from_several_processes_are_allocated_exactly_once(redis_port):
-    ctx = multiprocessing.get_context("spawn")
-    stop, results = ctx.Event(), ctx.Queue()
+def test_overlapping_sets_from_several_processes_are_allocated_exactly_once(redis_port, pool):
     urls = site_urls(20, 60)
     rng = random.Random(14)
     samples = {(w, net): rng.sample(urls, 800) for w, net in (("w1", "net0"), ("w2", "net0"), ("w3", "net1"), ("w4", "net1"))}
-    procs = [start(ctx, redis_port, w, net, sample, stop, results) for (w, net), sample in samples.items()]
+    procs = [start(pool, redis_port, w, net, sample) for (w, net), sample in samples.items()]
     for proc, flushed in procs:
         assert flushed.wait(60)
     wait_quiet(redis_port, ["net0", "net1"])
-    stop.set()
-    acked = collect(results, len(procs))
+    pool.stop.set()
+    acked = collect(pool.results, len(procs))
     for proc, _ in procs:
         proc.join(30)
         assert proc.exitcode == 0
@@ -211,19 +228,17 @@ def test_overlapping_sets_from_several_processes_are_allocated_exactly_once(redi
     assert len(submitted) > 0.95 * len(urls)  # 4 x 800 random picks out of 1200 cover nearly all
 
 
-def test_a_killed_central_host_is_replaced_and_nothing_flushed_is_lost(redis_port):
-    ctx = multiprocessing.get_context("spawn")
-    stop, results = ctx.Event(), ctx.Queue()
+def test_a_killed_central_host_is_replaced_and_nothing_flushed_is_lost(redis_port, pool):
     client, layout = redis.Redis(port=redis_port), Layout("t")
     # w1 starts alone, so it takes net0's lease; w2 and w3 submit slowly, in many flushes.
-    first, first_flushed = start(ctx, redis_port, "w1", "net0", [], stop, results)
+    first, first_flushed = start(pool, redis_port, "w1", "net0", [])
     deadline = time.monotonic() + 30
     while client.get(layout.lease("net0")) != b"w1":
         assert time.monotonic() < deadline
         time.sleep(0.05)
     rng = random.Random(3)
     samples = {w: rng.sample(site_urls(10, 60), 450) for w in ("w2", "w3")}
-    others = [start(ctx, redis_port, w, "net0", sample, stop, results, chunk=30, pause=0.1) for w, sample in samples.items()]
+    others = [start(pool, redis_port, w, "net0", sample, chunk=30, pause=0.1) for w, sample in samples.items()]
     deadline = time.monotonic() + 30
     while client.scard(layout.task_url("net0")) < 100:  # w1 is mid-way: it has allocated some URLs
         assert time.monotonic() < deadline
@@ -246,8 +261,8 @@ def test_a_killed_central_host_is_replaced_and_nothing_flushed_is_lost(redis_por
     while client.xlen(layout.task_pool("w1")):
         assert time.monotonic() < deadline, "w1's task_pool was not re-routed"
         time.sleep(0.1)
-    stop.set()
-    acked = collect(results, 2)
+    pool.stop.set()
+    acked = collect(pool.results, 2)
     for proc, _ in others:
         proc.join(30)
         assert proc.exitcode == 0

@@ -246,12 +246,14 @@ def test_rescue_takes_every_fetched_url_as_seen_and_the_undiscovered_rest_as_pen
     assert cold["checkpoint"] is None and cold["journal"] is None
 
 
-def check_finished(job, run2: collections.Counter, who: str) -> None:
-    """Heritrix's fetches and the continuation's together: every page of the site's ground truth
-    and nothing outside it but the ``/x/`` URLs its pages name, robots.txt obeyed, nothing the
-    WARC files hold fetched again, nothing fetched twice by the continuation, and a URL the
-    server answered twice only one Heritrix had in flight at the kill (at most one per toe
-    thread, and no response in the WARC files)."""
+def check_finished(job, continued: dict, who: str) -> None:
+    """Heritrix's fetches and those of ``who``'s continuation together: every page of the site's
+    ground truth and nothing outside it but the ``/x/`` URLs its pages name, robots.txt obeyed,
+    nothing the WARC files hold fetched again, nothing fetched twice by the continuation, a URL
+    the server answered twice only one Heritrix had in flight at the kill (at most one per toe
+    thread, and no response in the WARC files), and every rescued pending URL robots.txt allows
+    fetched by the continuation."""
+    run2 = continued[job.name][who]
     total = job.run1 + run2
     assert job.site.expected() <= set(total) <= job.site.expected() | job.site.extras(), (job.name, who)
     assert job.site.disallowed_requests() == []
@@ -259,6 +261,7 @@ def check_finished(job, run2: collections.Counter, who: str) -> None:
     assert set(run2.values()) == {1}, (job.name, who, {u: n for u, n in run2.items() if n > 1})
     twice = {url for url, n in total.items() if n > 1}
     assert twice <= set(job.run1) - job.archived and len(twice) <= THREADS, (job.name, who, twice)
+    assert fetchable(job.tags["F+"]) <= set(run2), (job.name, who)
 
 
 def fetchable(pending: list[str]) -> set[str]:
@@ -269,18 +272,12 @@ def fetchable(pending: list[str]) -> set[str]:
 
 @pytest.mark.parametrize("name", JOBS)
 def test_pycrawler_finishes_the_rescued_crawl(crash, continued, name):
-    job = crash.jobs[name]
-    run2 = continued[name]["pycrawler"]
-    check_finished(job, run2, "pycrawler")
-    assert fetchable(job.tags["F+"]) <= set(run2)
+    check_finished(crash.jobs[name], continued, "pycrawler")
 
 
 @pytest.mark.parametrize("name", JOBS)
 def test_heritrix_finishes_the_rescued_crawl_from_the_journal(crash, continued, name):
-    job = crash.jobs[name]
-    run2 = continued[name]["heritrix"]
-    check_finished(job, run2, "heritrix")
-    assert fetchable(job.tags["F+"]) <= set(run2)
+    check_finished(crash.jobs[name], continued, "heritrix")
 
 
 # -- the rescue's rules, on a dead crawl written here (no Heritrix needed) ---------------------------

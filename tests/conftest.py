@@ -14,9 +14,19 @@ import pytest
 
 from java_programs import BUILD, LEG_JE_VERSION
 
+from pycrawler.jvm import CRAWL_JVM
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 TEST_CLASSES = BUILD / "test-classes"
+
+# Every JVM the tests start, in their own processes and in the crawls and commands they run, is
+# the one a crawl runs (pycrawler.jvm.CRAWL_JVM: the C1 compiler only, the serial collector).
+# A test's processes are short-lived: with the JVM's defaults, C2 compiling JE's code took a
+# fifth of their CPU on two cores (tests/test_cli_store.py and test_cli_heritrix.py: 171 -> 131
+# CPU s, 95 -> 79 s). Tests of the default JVM itself clear it (tests/test_jvm.py); a
+# PYCRAWLER_JVM_OPTS of the caller's own is kept.
+os.environ.setdefault("PYCRAWLER_JVM_OPTS", CRAWL_JVM["PYCRAWLER_JVM_OPTS"])
 
 if TEST_CLASSES.is_dir():
     entries = [e for e in os.environ.get("PYCRAWLER_CLASSPATH", "").split(os.pathsep) if e]

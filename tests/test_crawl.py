@@ -138,6 +138,7 @@ def test_robots_txt_is_obeyed_and_precluded_urls_are_recorded(site, tmp_path):
     assert f"-9998          - {base}d1/" in log
 
 
+@pytest.mark.any_je  # a signal's handling: see tests/test_crawl_stops.py
 def test_sigint_stops_gracefully_and_the_same_command_resumes(site, tmp_path):
     root, reachable = site
     state = tmp_path / "state"

@@ -152,13 +152,21 @@ print(len(off_main))
 """
 
 
+def default_jvm_env() -> dict[str, str]:
+    """This environment for a child that starts the JVM with pycrawler's defaults (the tests
+    set PYCRAWLER_JVM_OPTS for every other process: tests/conftest.py)."""
+    env = {name: value for name, value in os.environ.items() if name != "PYCRAWLER_JVM_OPTS"}
+    return {**env, "PYTHONPATH": str(ROOT)}
+
+
 def full_collections_off_the_main_thread(start: str) -> int:
     out = subprocess.run([sys.executable, "-c", COLLECTIONS_PER_JAVA_GC, start], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+                         env=default_jvm_env(), timeout=120)
     assert out.returncode == 0, out.stderr
     return int(out.stdout)
 
 
+@pytest.mark.any_je  # JPype's and the JVM's behaviour, whichever JE is on the class path
 def test_a_java_collection_does_not_run_a_full_python_collection():
     """JPype alone runs a full Python collection after each Java one (the cost that grew with
     a crawl's size); the JVM pycrawler starts runs at most one, whatever Java does."""
@@ -192,10 +200,11 @@ faulthandler.disable()
 
 def exit_codes_with_java_running(start: str, runs: int = 3) -> list[int]:
     return [subprocess.run([sys.executable, "-c", FAULT_HANDLERS_AT_EXIT, start], capture_output=True,
-                           env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120).returncode
+                           env=default_jvm_env(), timeout=120).returncode
             for _ in range(runs)]
 
 
+@pytest.mark.any_je  # JPype's and the JVM's behaviour, whichever JE is on the class path
 def test_the_jvm_keeps_its_fault_handlers_through_shutdown_whatever_python_restored():
     """A process whose work all succeeded exits 0 even when faulthandler was disabled after the
     JVM started; without keeping the JVM's handlers it dies of SIGSEGV at shutdown."""

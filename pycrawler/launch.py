@@ -26,12 +26,19 @@ for _signum in (signal.SIGINT, signal.SIGTERM):  # while the handler's own modul
 
 def _end_after_the_exit_hooks() -> None:
     """Registered first, so run last of the exit hooks: end the process before the teardown,
-    with the command's exit code (or 128 + a signal that came since)."""
+    with the command's exit code (or 128 + a signal that came since).
+
+    The exit code is decided with the stop signals blocked: one that comes after the decision
+    (while the kernel releases the process's memory, tens of ms for a JVM's) stays pending and
+    changes nothing, and ``/proc/PID/status`` shows them blocked (``SigBlk``) from then on."""
     if _signals is not None and _signals.exit_code is not None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # (a signal that came just before is handled here)
+        pending = sorted(signal.sigpending() & set(STOP_SIGNALS))
+        exit_code = 128 + pending[0] if pending else _signals.exit_code
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):  # a closed or broken pipe: nothing more to say on it
                 stream.flush()
-        os._exit(_signals.exit_code)
+        os._exit(exit_code)
 
 
 atexit.register(_end_after_the_exit_hooks)
@@ -40,7 +47,7 @@ import contextlib  # (after the signals are noted)
 import os
 import sys
 
-from .crawl.stop_signals import COMMAND, Interrupted, StopSignals
+from .crawl.stop_signals import COMMAND, STOP_SIGNALS, Interrupted, StopSignals
 
 _signals: StopSignals | None = None
 """The process's handler, from :func:`main` on."""

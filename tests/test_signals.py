@@ -17,6 +17,7 @@ Children run a few at a time.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import os
 import signal
 import subprocess
@@ -70,6 +71,14 @@ def _catches_sigterm(pid: int) -> bool:
     with open(f"/proc/{pid}/status") as status:
         caught = next(int(line.split()[1], 16) for line in status if line.startswith("SigCgt:"))
     return bool(caught & (1 << (signal.SIGTERM - 1)))
+
+
+def _exit_decided(pid: int) -> bool:
+    """The process has decided its exit code: it blocks the stop signals from then on
+    (pycrawler.launch), and one sent now changes nothing. The run is over."""
+    with open(f"/proc/{pid}/status") as status:
+        blocked = next(int(line.split()[1], 16) for line in status if line.startswith("SigBlk:"))
+    return all(blocked & (1 << (signum - 1)) for signum in (signal.SIGTERM, signal.SIGINT))
 
 
 def _jvm_loaded(pid: int) -> bool:
@@ -129,6 +138,9 @@ def _signalled_run(instant: Instant, site, tmp_path: Path) -> tuple[bool, str | 
         try:
             _wait_for(instant.anchor, child, state, server, len(pages))
             time.sleep(instant.offset)
+            with contextlib.suppress(OSError):  # (its /proc entry gone: it ended)
+                if _exit_decided(child.pid):
+                    child.wait(timeout=60)
             if child.poll() is not None:  # the run was over before this instant
                 return False, None if child.returncode == 0 else f"exit {child.returncode} before the signal"
             child.send_signal(instant.signum)

@@ -45,18 +45,14 @@ http(s).
 
 from __future__ import annotations
 
-import json
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from ..atomic_write import write_atomically
-from ..crawl.imported import FETCHABLE_SCHEMES, build_state, require_empty_target, write_state_files
-from ..crawl.settings import DEFAULTS_FILE
+from ..crawl.imported import FETCHABLE_SCHEMES, build_import, require_empty_target
 from ..errors import BadInput
 from ..keys.schemes import DEFAULT_SEEN_KEY, get_seen_key_scheme
 from ..records.crawl_url import encode_many
-from ..whole_folder import building
 from .frontier import DOC_IDS, BATCH, Crawler4jFrontier
 
 MANIFEST = "crawler4j-import.json"
@@ -120,7 +116,6 @@ def import_frontier(frontier: Crawler4jFrontier, into: Path | str, *, seen_table
     ``max_depth``, ``politeness_ms``: the crawl's ``maxDepthOfCrawling`` (-1: no limit) and
     ``politenessDelay``, recorded as the continuing crawl's defaults."""
     from ..frontier.assignment import get_assignment
-    from ..seen.tables import SEEN_TABLE_PATHS
 
     from .. import jvm
     from ..errors import SetupError
@@ -133,32 +128,18 @@ def import_frontier(frontier: Crawler4jFrontier, into: Path | str, *, seen_table
         raise BadInput("crawler4j's maxDepthOfCrawling is -1 (no limit) or more, its politenessDelay 0 ms or more")
     into = require_empty_target(into, seen_table)
     policy = get_assignment(queue_policy)
-    with building(into, "import") as build:
-        pending, seen = build_state(
-            build.path, assignment=policy, seen_key=DEFAULT_SEEN_KEY, seen_table=seen_table,
-            restore=lambda target, advance: _restore_pending(frontier, target, advance),
-            seen_batches=lambda target: (target.keys_of(urls) for urls, _ in frontier.doc_ids()),
-            seen_total=lambda: frontier.count(DOC_IDS), bloom_fpr=bloom_fpr, bloom_capacity=bloom_capacity,
-            progress=progress, canonicalizer=CANON)
-        settings = {"seen": seen_table, "queue_policy": policy.name,
-                    "canon": get_seen_key_scheme(DEFAULT_SEEN_KEY).canonicalizer_for(CANON),
-                    "seen_key": DEFAULT_SEEN_KEY}
-        defaults = {"max_depth": None if max_depth == -1 else max_depth, "delay": f"{politeness_ms / 1000:g}"}
-        manifest = {
-            "source": str(frontier.path.resolve()),
-            "log_version": frontier.log_version,
-            "state_je": loaded.version,
-            "databases": frontier.counts(),
-            "statistics": frontier.statistics(),
-            "frontier": {"kind": "workqueues", "path": ".", **pending},
-            "seen": {"path": SEEN_TABLE_PATHS[seen_table], "kind": seen_table, "keys": seen,
-                     "key_scheme": DEFAULT_SEEN_KEY, "from": DOC_IDS},
-            "crawl_settings": settings,
-            "crawl_defaults": defaults,
-        }
-        write_state_files(build.path, settings, MANIFEST, manifest)
-        write_atomically(build.path / DEFAULTS_FILE, json.dumps(defaults, indent=1) + "\n")
-    return manifest
+    settings = {"seen": seen_table, "queue_policy": policy.name,
+                "canon": get_seen_key_scheme(DEFAULT_SEEN_KEY).canonicalizer_for(CANON), "seen_key": DEFAULT_SEEN_KEY}
+    return build_import(
+        into, "import", manifest_name=MANIFEST, settings=settings, assignment=policy,
+        restore=lambda target, advance: _restore_pending(frontier, target, advance),
+        seen_batches=lambda target: (target.keys_of(urls) for urls, _ in frontier.doc_ids()),
+        seen_total=lambda: frontier.count(DOC_IDS), bloom_fpr=bloom_fpr, bloom_capacity=bloom_capacity,
+        progress=progress, canonicalizer=CANON,
+        source={"source": str(frontier.path.resolve()), "log_version": frontier.log_version,
+                "state_je": loaded.version, "databases": frontier.counts(), "statistics": frontier.statistics()},
+        seen_facts={"from": DOC_IDS},
+        defaults={"max_depth": None if max_depth == -1 else max_depth, "delay": f"{politeness_ms / 1000:g}"})
 
 
 def _restore_pending(frontier: Crawler4jFrontier, target, advance) -> dict[str, Any]:

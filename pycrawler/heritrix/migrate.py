@@ -44,12 +44,11 @@ from typing import Any
 
 import numpy as np
 
-from ..crawl.imported import FETCHABLE_SCHEMES, build_state, require_empty_target, write_state_files
+from ..crawl.imported import FETCHABLE_SCHEMES, build_import, require_empty_target
 from ..errors import SetupError
 from ..keys.heritrix_canon import canonicalize_many
 from ..keys.heritrix_fp import create_keys
 from ..records.crawl_url import encode_many
-from ..whole_folder import building
 from .export import DECODE_BATCH, pending_urls, value_decoder
 from .pending import KRYO_NEEDS, cap_queue, is_cap_key, parse_key
 from .state import HeritrixState
@@ -87,7 +86,6 @@ def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", 
     read from the journal and placed by the keys (:mod:`.recovered`) instead of decoded.
     ``progress``: count the URLs and keys live on stderr (None: when it is a terminal)."""
     from ..frontier.assignment import get_assignment
-    from ..seen.tables import SEEN_TABLE_PATHS
 
     into = require_empty_target(into, seen_table)
     recovered = journal_summary = None
@@ -100,30 +98,20 @@ def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", 
     else:
         detected = detect_queue_policy(heritrix_class_keys(state))
     policy = get_assignment(queue_policy or detected)
-    with building(into, "import") as build:
-        try:
-            frontier, seen = build_state(
-                build.path, assignment=policy, seen_key=SEEN_KEY, seen_table=seen_table,
-                restore=lambda target, advance: _import_pending(state, target, batch, recovered, advance),
-                seen_batches=lambda _: state.seen_keys(), seen_total=state.seen_count,
-                bloom_fpr=bloom_fpr, bloom_capacity=bloom_capacity, progress=progress)
-        finally:
-            if recovered is not None:
-                recovered.close()   # the journal's pending URLs, spilled to TMPDIR
-        settings = {"seen": seen_table, "queue_policy": policy.name, "canon": "heritrix", "seen_key": SEEN_KEY}
-        manifest = {
-            "source": state.source,
-            "checkpoint": state.checkpoint.name if state.checkpoint else None,
-            "heritrix": state.heritrix,
-            "log_version": state.log_version,
-            "frontier": {"kind": "workqueues", "path": ".", "detected_policy": detected, **frontier},
-            "seen": {"path": SEEN_TABLE_PATHS[seen_table], "kind": seen_table, "keys": seen, "key_scheme": SEEN_KEY},
-            "crawl_settings": settings,
-        }
-        if journal_summary is not None:
-            manifest["recover_log"] = journal_summary
-        write_state_files(build.path, settings, MANIFEST, manifest)
-    return manifest
+    settings = {"seen": seen_table, "queue_policy": policy.name, "canon": "heritrix", "seen_key": SEEN_KEY}
+    try:
+        return build_import(
+            into, "import", manifest_name=MANIFEST, settings=settings, assignment=policy,
+            restore=lambda target, advance: _import_pending(state, target, batch, recovered, advance),
+            seen_batches=lambda _: state.seen_keys(), seen_total=state.seen_count,
+            bloom_fpr=bloom_fpr, bloom_capacity=bloom_capacity, progress=progress,
+            source={"source": state.source, "checkpoint": state.checkpoint.name if state.checkpoint else None,
+                    "heritrix": state.heritrix, "log_version": state.log_version},
+            frontier_facts={"detected_policy": detected},
+            after={"recover_log": journal_summary} if journal_summary is not None else None)
+    finally:
+        if recovered is not None:
+            recovered.close()   # the journal's pending URLs, spilled to TMPDIR
 
 
 def _import_pending(state: HeritrixState, frontier, batch: int, recovered, advance) -> dict[str, Any]:

@@ -511,12 +511,11 @@ def write_state(rescued: Rescued, into: Path, *, seen_table: str = "drum", bloom
     """A pycrawler crawl state in the new folder ``into`` that continues the crawl (what
     ``heritrix import`` leaves: :mod:`pycrawler.crawl.imported`); returns its manifest."""
     from ..crawl.discovery import discovered
-    from ..crawl.imported import SEEN_TABLES, build_state, write_state_files
+    from ..crawl.imported import SEEN_TABLES, build_import
     from ..frontier.assignment import get_assignment
     from ..frontier.pending_records import DEFAULT_PRECEDENCE, NORMAL
     from ..records.crawl_url import encode_many
-    from ..seen.tables import SEEN_TABLE_PATHS
-    from ..whole_folder import building, require_new_folder
+    from ..whole_folder import require_new_folder
     from .migrate import SEEN_KEY
 
     if seen_table not in SEEN_TABLES:
@@ -540,18 +539,12 @@ def write_state(rescued: Rescued, into: Path, *, seen_table: str = "drum", bloom
         for start in range(0, len(rescued.seen), 1 << 16):
             yield rescued.seen[start:start + (1 << 16)]
 
-    with building(into, "rescue") as build:
-        frontier, seen = build_state(build.path, assignment=policy, seen_key=SEEN_KEY, seen_table=seen_table,
-                                     restore=restore, seen_batches=seen_batches, seen_total=lambda: len(rescued.seen),
-                                     bloom_fpr=bloom_fpr, bloom_capacity=bloom_capacity, progress=progress)
-        settings = {"seen": seen_table, "queue_policy": policy.name, "canon": "heritrix", "seen_key": SEEN_KEY}
-        manifest = {**rescued.summary,
-                    "frontier": {"kind": "workqueues", "path": ".", **frontier},
-                    "seen": {"path": SEEN_TABLE_PATHS[seen_table], "kind": seen_table, "keys": seen,
-                             "key_scheme": SEEN_KEY},
-                    "crawl_settings": settings}
-        write_state_files(build.path, settings, MANIFEST, manifest)
-    return manifest
+    return build_import(into, "rescue", manifest_name=MANIFEST, assignment=policy,
+                        settings={"seen": seen_table, "queue_policy": policy.name, "canon": "heritrix",
+                                  "seen_key": SEEN_KEY},
+                        restore=restore, seen_batches=seen_batches, seen_total=lambda: len(rescued.seen),
+                        bloom_fpr=bloom_fpr, bloom_capacity=bloom_capacity, progress=progress,
+                        source=rescued.summary)
 
 
 def rescue_journal_lines(rescued: Rescued, counts: dict[str, int]) -> Iterator[str]:

@@ -332,6 +332,72 @@ def test_counters_are_rebuilt_from_the_keys_without_a_clean_close(tmp_path, cloc
         assert keys[-1][3] == 9  # the ordinal continues after the largest one stored
 
 
+def test_a_released_url_frees_its_queue_at_once_and_stays_pending_until_its_completion(tmp_path, clock):
+    """release(): the queue hands out its next URL as the fetch ends (after its delay), not at
+    the commit; what a kill before the commit leaves is the released URL, handed out again."""
+    with WorkQueueFrontier.open(tmp_path, create=True, politeness=NO_WAIT, clock=clock) as frontier:
+        frontier.schedule([f"http://a.example/{i}" for i in range(4)])
+        first = frontier.next()
+        assert frontier.next() is None  # one URL of a queue out at a time
+        frontier.release(first, Outcome.success())
+        second = frontier.next()
+        assert second.ori_url == "http://a.example/1"
+        frontier.release(second, Outcome.success())
+        frontier.completed_many([(first, Outcome.success())])  # the first committed, the second not yet
+        frontier.env.close()  # a kill -9 now
+    with WorkQueueFrontier.open(tmp_path, politeness=NO_WAIT, clock=clock) as frontier:
+        assert len(frontier) == 3
+        assert urls_of(frontier.next_batch(1)) == ["http://a.example/1"]
+
+
+def test_released_urls_wait_their_politeness_delay_from_the_end_of_the_fetch(env, clock):
+    frontier = frontier_in(env, clock, politeness=Politeness(delay_factor=0, min_delay=5, max_delay=5))
+    frontier.schedule(["http://a.example/1", "http://a.example/2"])
+    frontier.release(frontier.next(), Outcome.success())
+    assert frontier.next() is None and frontier.wait_time() == pytest.approx(5)
+    clock.now += 5
+    assert frontier.next().ori_url == "http://a.example/2"
+
+
+def test_a_close_with_a_release_not_completed_counts_the_queues_again(tmp_path, clock):
+    with WorkQueueFrontier.open(tmp_path, create=True, politeness=NO_WAIT, clock=clock) as frontier:
+        frontier.schedule(["http://a.example/1", "http://a.example/2"])
+        frontier.release(frontier.next(), Outcome.success())  # its flush failed: never completed
+    with WorkQueueFrontier.open(tmp_path, politeness=NO_WAIT, clock=clock) as frontier:
+        assert len(frontier) == 2
+        assert urls_of(frontier.next_batch(1)) == ["http://a.example/1"]
+
+
+def test_a_released_retry_is_handed_out_again_and_its_attempts_are_committed_with_it(tmp_path, clock):
+    politeness = Politeness(delay_factor=0, min_delay=0, max_delay=0, retry_delay=10, max_retries=2)
+    with WorkQueueFrontier.open(tmp_path, create=True, politeness=politeness, clock=clock) as frontier:
+        frontier.schedule(["http://a.example/flaky"])
+        frontier.release(frontier.next(), Outcome.retry())
+        clock.now += 10
+        again = frontier.next()
+        assert again.ori_url == "http://a.example/flaky"
+        frontier.release(again, Outcome.success())
+        assert frontier.completed_many([(again, Outcome.retry()), (again, Outcome.success())]) == 1
+        assert len(frontier) == 0 and frontier.totals["retried"] == 1 and frontier.totals["success"] == 1
+    with WorkQueueFrontier.open(tmp_path, politeness=politeness, clock=clock) as frontier:
+        assert len(frontier) == 0 and not dict(frontier.retry_records.items())
+
+
+def test_a_lifo_read_ahead_read_again_skips_released_urls(env):
+    frontier = frontier_in(env, lifo=True, prefetch=2)
+    frontier.schedule([f"http://a.example/{i}" for i in range(3)])
+    first = frontier.next()
+    frontier.schedule([f"http://a.example/new{i}" for i in range(10)])  # the read-ahead is cut back
+    frontier.release(first, Outcome.success())  # finished, its completion not committed
+    order = []
+    while batch := frontier.next_batch(5):
+        order += urls_of(batch)
+        for record in batch:
+            frontier.release(record, Outcome.success())
+    assert order == [f"http://a.example/new{i}" for i in reversed(range(10))] + ["http://a.example/1",
+                                                                                 "http://a.example/0"]
+
+
 def test_a_read_only_frontier_reports_and_refuses_work(tmp_path):
     with WorkQueueFrontier.open(tmp_path, create=True) as frontier:
         frontier.schedule(["http://a.example/1"])

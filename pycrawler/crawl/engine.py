@@ -18,7 +18,9 @@ The flow of a URL:
    records when asked.
 4. **page work** in worker processes (:mod:`.pages`): extraction, scope, depth and trap
    filters, the encoded record. A redirect's target is a discovered URL with hop ``R``
-   (same layer; at most :data:`MAX_TRAILING_REDIRECTS` in a row).
+   (same layer; at most :data:`MAX_TRAILING_REDIRECTS` in a row). The URL's queue is
+   released then (:meth:`WorkQueueFrontier.release`): it hands out its next URL once its
+   politeness delay has passed, while this one keeps its slot and stays pending.
 5. **flush**, in batches (every :attr:`CrawlConfig.flush_interval` seconds or
    :attr:`CrawlConfig.flush_pages` pages): the pages' new links are scheduled through the
    frontier (which canonicalises and dedupes them through the Visited table), their records
@@ -442,6 +444,10 @@ class Crawler(FlushPath, ExchangePath):
             return
         finally:
             self._free_workers.append(worker)
+        # Its queue may hand out its next URL now (after its delay); the URL stays pending, and
+        # in this run's count of URLs in process, until the flush commits its completion.
+        self.frontier.release(finished.url, finished.outcome)
+        self._wakeup.set()
         self._finished.append(finished)
         if len(self._finished) >= self.config.flush_pages:
             self._flush_due.set()

@@ -179,6 +179,9 @@ class WorkQueueFrontier(SchedulePath, HandOutPath, TodoFrontier):
         self._out: dict[str, WorkQueue] = {}          # URL handed out -> its queue
         self._attempts: dict[bytes, int] = {}         # pending key -> transient failures so far
         self._finished_keys: list[bytes] = []         # completions not yet committed
+        # URL -> (pending key, final, attempts) per fetch released (release()) and not completed yet
+        self._released: dict[str, collections.deque[tuple[bytes, bool, int]]] = {}
+        self._released_keys: set[bytes] = set()       # their pending keys, when final
         self._retry_writes: dict[bytes, int | None] = {}
         self._dirty: set[WorkQueue] = set()
         self._first_uncommitted = 0.0
@@ -342,7 +345,10 @@ class WorkQueueFrontier(SchedulePath, HandOutPath, TodoFrontier):
                     if queues:
                         self.queue_records.put_many(pack([q.prefix[:-1] for q in queues]),
                                                     pack([q.record() for q in queues]), txn=txn)
-                    self.meta.put(_CLEAN, _NEXT_ORDINAL.pack(self._next_ordinal), txn=txn)
+                    if not self._released:
+                        # A released URL not completed is still pending, though its queue no longer
+                        # counts it: the next open counts the queues again (as after a crash).
+                        self.meta.put(_CLEAN, _NEXT_ORDINAL.pack(self._next_ordinal), txn=txn)
             if self.visited is not None and self._owns_visited:
                 self.visited.close()
             if self._owns_env:

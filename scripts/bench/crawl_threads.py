@@ -9,8 +9,10 @@ when it is there: ``N`` static pages on one host, ~25 links a page (a random tre
 by nginx on 127.0.0.1 (:class:`pycrawler.crawl.site.StaticSite`). Each ``--variant
 NAME=FOLDER`` runs ``pycrawler crawl`` from that source tree (``PYTHONPATH=FOLDER``, e.g. a
 ``git worktree`` of an older commit) with ``--seen drum --concurrency 32 --delay 0
---queue-policy bkdr``; the variants alternate, round after round, so that the machine's drift
-hits them alike. A run stops at the site's end or after ``--limit`` seconds.
+--queue-policy bkdr`` (``--queue-policy host`` crawls the one host through one queue, as the
+crawl's default does; ``--delay`` sets the politeness delay); the variants alternate, round
+after round, so that the machine's drift hits them alike. A run stops at the site's end or after
+``--limit`` seconds.
 
 Every ``--window`` seconds the crawl process is sampled from /proc: pages (crawl.log lines),
 the CPU of its threads (``/proc/PID/task/*/stat``) grouped as ``main`` (the Python thread),
@@ -42,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LINKS = 25
 FOLDERS = 200
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-CRAWL_FLAGS = ("--seen", "drum", "--concurrency", "32", "--delay", "0", "--queue-policy", "bkdr", "--no-progress")
+CRAWL_FLAGS = ("--seen", "drum", "--concurrency", "32", "--no-progress")
 COLUMNS = ("pps", "main", "refq", "other", "jgc")
 
 
@@ -123,7 +125,8 @@ def crawl(name: str, source: Path, url: str, state: Path, args: argparse.Namespa
     gc_log = state.with_suffix(".gc.log")
     env = dict(os.environ, PYTHONPATH=str(source), PYCRAWLER_HEAP=CRAWL_JVM["PYCRAWLER_HEAP"],
                PYCRAWLER_JVM_OPTS=f"{CRAWL_JVM['PYCRAWLER_JVM_OPTS']} -Xlog:gc:file={gc_log}")
-    command = [sys.executable, "-m", "pycrawler", "crawl", url + "index.html", "--state", str(state), *CRAWL_FLAGS]
+    command = [sys.executable, "-m", "pycrawler", "crawl", url + "index.html", "--state", str(state), *CRAWL_FLAGS,
+               "--queue-policy", args.queue_policy, "--delay", args.delay]
     with open(state.with_suffix(".out"), "wb") as out:
         process = subprocess.Popen(command, env=env, cwd=source, stdout=out, stderr=subprocess.STDOUT)
     started, pages = time.monotonic(), LineCounter(state / "crawl.log")
@@ -165,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--window", type=float, default=20.0, help="seconds per window")
     parser.add_argument("--limit", type=float, default=540.0, help="seconds a crawl may run at most")
+    parser.add_argument("--queue-policy", default="bkdr", help="the crawl's --queue-policy (host: one queue)")
+    parser.add_argument("--delay", default="0", help="the crawl's --delay (seconds)")
     args = parser.parse_args(argv)
     variants = dict(v.split("=", 1) for v in args.variant)
     site = args.site or ROOT / "bench-output" / f"threads-site-{args.pages}"

@@ -67,17 +67,20 @@ def site(tmp_path_factory):
     return root, write_site(root, 12, seed=11) | {DANGLING}
 
 
-def _catches_sigterm(pid: int) -> bool:
+def _signal_mask(pid: int, field: str) -> int:
+    """A signal mask of ``/proc/PID/status`` (``SigCgt``: caught, ``SigBlk``: blocked)."""
     with open(f"/proc/{pid}/status") as status:
-        caught = next(int(line.split()[1], 16) for line in status if line.startswith("SigCgt:"))
-    return bool(caught & (1 << (signal.SIGTERM - 1)))
+        return next(int(line.split()[1], 16) for line in status if line.startswith(f"{field}:"))
+
+
+def _catches_sigterm(pid: int) -> bool:
+    return bool(_signal_mask(pid, "SigCgt") & (1 << (signal.SIGTERM - 1)))
 
 
 def _exit_decided(pid: int) -> bool:
     """The process has decided its exit code: it blocks the stop signals from then on
     (pycrawler.launch), and one sent now changes nothing. The run is over."""
-    with open(f"/proc/{pid}/status") as status:
-        blocked = next(int(line.split()[1], 16) for line in status if line.startswith("SigBlk:"))
+    blocked = _signal_mask(pid, "SigBlk")
     return all(blocked & (1 << (signum - 1)) for signum in (signal.SIGTERM, signal.SIGINT))
 
 

@@ -41,11 +41,12 @@ FETCHABLE_SCHEMES = ("http://", "https://")
 """What a crawl fetches: URLs of other schemes are left out of an import (and counted)."""
 
 
-def require_empty_target(into: Path | str, seen_table: str) -> Path:
-    """``into`` as a Path, when it is a new or empty folder and ``seen_table`` a known table."""
+def require_empty_target(into: Path | str, seen_table: str, verb: str = "import") -> Path:
+    """``into`` as a Path, when it is a new or empty folder and ``seen_table`` a known table
+    (``verb``: the command, for the refusal's words)."""
     if seen_table not in SEEN_TABLES:
         raise BadInput(f"the seen table must be one of {', '.join(SEEN_TABLES)}, not {seen_table!r}")
-    return require_new_folder(into, "import")
+    return require_new_folder(into, verb)
 
 
 def build_import(into: Path, verb: str, *, manifest_name: str, settings: dict[str, Any], assignment,

@@ -167,10 +167,10 @@ class HandOutPath(QueueStates):
         with self._lock:
             self._require_writable()
             name = url.ori_url if isinstance(url, CrawlUrl) else url
-            ended = self._end_fetch(name, outcome or Outcome(), self.clock() if now is None else now)
-            self._released.setdefault(name, collections.deque()).append(ended)
-            if ended[1]:
-                self._released_keys.add(ended[0])
+            key, final, attempts = self._end_fetch(name, outcome or Outcome(), self.clock() if now is None else now)
+            self._released.setdefault(name, collections.deque()).append((key, final, attempts))
+            if final:
+                self._released_keys.add(key)
 
     def _complete(self, url: str | CrawlUrl, outcome: Outcome, now: float) -> bool:
         self._require_writable()

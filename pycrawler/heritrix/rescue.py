@@ -511,16 +511,13 @@ def write_state(rescued: Rescued, into: Path, *, seen_table: str = "drum", bloom
     """A pycrawler crawl state in the new folder ``into`` that continues the crawl (what
     ``heritrix import`` leaves: :mod:`pycrawler.crawl.imported`); returns its manifest."""
     from ..crawl.discovery import discovered
-    from ..crawl.imported import SEEN_TABLES, build_import
+    from ..crawl.imported import build_import, require_empty_target
     from ..frontier.assignment import get_assignment
     from ..frontier.pending_records import DEFAULT_PRECEDENCE, NORMAL
     from ..records.crawl_url import encode_many
-    from ..whole_folder import require_new_folder
     from .migrate import SEEN_KEY
 
-    if seen_table not in SEEN_TABLES:
-        raise BadInput(f"the seen table must be one of {', '.join(SEEN_TABLES)}, not {seen_table!r}")
-    into = require_new_folder(into, "rescue")
+    into = require_empty_target(into, seen_table, "rescue")
     policy = get_assignment(rescued.policy)
     batch = 4096
 

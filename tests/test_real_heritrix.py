@@ -266,3 +266,23 @@ def test_heritrix_journal_goes_back_into_a_fresh_heritrix_which_finishes_the_cra
     assert set(total.values()) == {1}, {url: n for url, n in total.items() if n > 1}
     assert crawl.site.disallowed_requests() == []
     assert report["uriTotalsReport"]["downloadedUriCount"] == len(run) + HOSTS   # + robots.txt
+
+
+def test_the_readmes_heritrix_example_continues_the_killed_job_with_every_page_fetched_once(crawl, tmp_path):
+    """README.md's "Continue a Heritrix 3 crawl", run as written on the job Heritrix left."""
+    import subprocess
+
+    from readme_examples import localised, shell_commands
+
+    import_, continue_ = shell_commands(1)
+    assert import_[:3] == ["pycrawler", "heritrix", "import"] and continue_[:2] == ["pycrawler", "crawl"]
+    job = {"jobs/myjob": str(crawl.job)}
+    before = crawl.site.fetch_counts()
+    for argv, extra in ((import_, ()), (continue_, ("--delay", "0", "--no-progress"))):
+        done = subprocess.run(localised(argv, crawl.site.seeds, extra, job), cwd=tmp_path, capture_output=True,
+                              text=True, timeout=180)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    total = crawl.run1 + delta(crawl.site.fetch_counts(), before)
+    assert set(total) == crawl.site.expected()
+    assert set(total.values()) == {1}, {url: n for url, n in total.items() if n > 1}
+    assert crawl.site.disallowed_requests() == []

@@ -152,12 +152,15 @@ def profile() -> str:
 
 
 def job_config(seeds: list[str], *, threads: int = 3, scope_urls: list[str] | None = None,
-               forget_all_but_latest: bool = False, overrides: dict[str, str] | None = None) -> str:
+               forget_all_but_latest: bool = False, overrides: dict[str, str] | None = None,
+               parallel_queues: int | None = None) -> str:
     """The profile, with: the seeds; no politeness delay (loopback); ``threads`` toe threads;
     a contact URL; checkpoints kept (``forget_all_but_latest`` False) so every one and the
     journal's rotated parts stay; robots.txt obeyed and WARC files written, as the profile has
     them. ``scope_urls``: URLs whose hosts are in scope besides the seeds' (a job with no seeds,
-    continuing another crawl from a journal, gets its scope that way)."""
+    continuing another crawl from a journal, gets its scope that way). ``parallel_queues``: each
+    host's URLs spread at random over that many queues (the profile's queue assignment bean,
+    commented out as shipped, put in with ``parallelQueues`` and ``parallelQueuesRandomAssignment``)."""
     settings = {
         "metadata.operatorContactUrl": CONTACT,
         "metadata.jobName": "loopback",
@@ -176,6 +179,14 @@ def job_config(seeds: list[str], *, threads: int = 3, scope_urls: list[str] | No
     end = text.index("##..more?..##")
     text = text[:start] + "".join(f"{k}={v}\n" for k, v in settings.items()) + text[end:]
     text = text.replace("http://example.example/example", "\n".join(seeds))
+    if parallel_queues:
+        bean = text.index('<bean id="queueAssignmentPolicy"')
+        opening, closing = text.rindex("<!--", 0, bean), text.index("-->", bean)
+        text = (text[:opening] + text[bean:text.index("</bean>", bean)]
+                + f'<property name="parallelQueuesRandomAssignment" value="true" />\n'
+                + text[text.index("</bean>", bean):closing] + text[closing + 3:])
+        text = text.replace('<property name="parallelQueues" value="1" />',
+                            f'<property name="parallelQueues" value="{parallel_queues}" />', 1)
     if scope_urls:
         surts = "\n".join(scope_urls)
         text = text.replace(

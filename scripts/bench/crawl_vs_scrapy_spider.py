@@ -33,9 +33,9 @@ class FollowSameHostSpider(scrapy.Spider):
 
     def __init__(self, start_url: str, urls_out: str, stats_out: str, **kwargs):
         super().__init__(**kwargs)
-        host = urlsplit(start_url).hostname
-        self.start_urls = [start_url]
-        self.allowed_domains = [host]
+        # Several seeds (vs_crawlers.py's sites of many hosts) come comma-separated.
+        self.start_urls = start_url.split(",")
+        self.allowed_domains = sorted({urlsplit(url).hostname for url in self.start_urls})
         # Other hosts are dropped by Scrapy's offsite filter (allowed_domains), as in a CrawlSpider;
         # the extractor's own allow_domains would compare host:port and refuse every loopback link.
         self.links = LinkExtractor(tags=LINK_TAGS, attrs=LINK_ATTRIBUTES)

@@ -183,7 +183,7 @@ def job_config(seeds: list[str], *, threads: int = 3, scope_urls: list[str] | No
         bean = text.index('<bean id="queueAssignmentPolicy"')
         opening, closing = text.rindex("<!--", 0, bean), text.index("-->", bean)
         text = (text[:opening] + text[bean:text.index("</bean>", bean)]
-                + f'<property name="parallelQueuesRandomAssignment" value="true" />\n'
+                + '<property name="parallelQueuesRandomAssignment" value="true" />\n'
                 + text[text.index("</bean>", bean):closing] + text[closing + 3:])
         text = text.replace('<property name="parallelQueues" value="1" />',
                             f'<property name="parallelQueues" value="{parallel_queues}" />', 1)

@@ -82,7 +82,7 @@ from pycrawler.crawl.site import find_nginx, free_port, terminate
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
-from real_heritrix import HERITRIX_HOME, Heritrix, job_config  # noqa: E402 -- tests/ joins the path first
+from real_heritrix import HERITRIX_HOME, Heritrix  # noqa: E402 -- tests/ joins the path first
 
 CRAWLER4J_HOME = ROOT / "target" / "crawler4j-4.4.0"
 CRAWLER4J_PROGRAM = Path(__file__).with_name("peers") / "Crawler4jBench.java"

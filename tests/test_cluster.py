@@ -25,7 +25,7 @@ import pytest
 import redis
 
 from conftest import missing
-from pycrawler.cluster.assignment import HostTable
+from pycrawler.cluster.host_table import HostTable
 from pycrawler.cluster.local_redis import LocalRedis, find_redis_server
 from pycrawler.cluster.membership import host_of
 from pycrawler.crawl.multihost import MultiHostSite

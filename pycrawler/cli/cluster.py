@@ -84,7 +84,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def host_owners(membership) -> dict[str, str]:
     """Host -> owner, as the host table of --dedupe central or of host splitting holds it."""
-    from ..cluster.assignment import HostTable
+    from ..cluster.host_table import HostTable
     from ..cluster.central.layout import Layout
 
     return HostTable(membership.redis, Layout(membership.name).prefix).table() or membership.table.table()

@@ -70,7 +70,7 @@ def ok_urls(state: Path) -> list[str]:
                 if record.status_code == 200]
 
 
-def run(docs: Path = DOCS_ROOT, state: Path = DEFAULT_STATE, *, concurrency: int = 32,
+def run(docs: Path = DOCS_ROOT, state: Path = DEFAULT_STATE, *, concurrency: int = CrawlConfig.concurrency,
         progress: bool | None = None) -> Summary:
     """Serve ``docs``, crawl it into ``state`` (emptied first), measure coverage."""
     if not docs.is_dir() or not (docs / SEED_PAGE).is_file():

@@ -13,7 +13,7 @@ import redis
 from test_cluster import agent, finish, local_redis, repeats, start_worker  # noqa: F401 (local_redis: a fixture)
 
 from pycrawler.cluster.host_table import HostTable
-from pycrawler.crawl.multihost import MultiHostSite
+from pycrawler.testing.multihost import MultiHostSite
 
 
 def bound(hosts: int, workers: int) -> int:

@@ -33,8 +33,8 @@ import redis
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from pycrawler.cluster.host_table import HostTable  # noqa: E402
-from pycrawler.cluster.local_redis import LocalRedis  # noqa: E402
 from pycrawler.cluster.membership import weight  # noqa: E402
+from pycrawler.testing.local_redis import LocalRedis  # noqa: E402
 
 
 def plain(hosts: list[str], workers: list[str]) -> dict[str, str]:

@@ -5,7 +5,7 @@
 - :mod:`.multihost`: a generated site on many loopback hosts that records every request;
 - :mod:`.local_redis`: a private redis-server for a cluster's workers.
 
-It ships in the wheel all the same, so that ``scripts/bench`` runs against an installed
-pycrawler. The rule that no product module imports it is held by tests/test_product_imports.py.
+tests/ and scripts/bench/ import it; that no product module does is held by
+tests/test_product_imports.py.
 The site the demo serves and checks its crawl against is product code: :mod:`pycrawler.static_site`.
 """

@@ -1,10 +1,10 @@
 """The demo: crawl the JDK 17 API documentation over HTTP on loopback, on the embedded default (JE).
 
 ``pycrawler demo`` serves the documentation Debian's ``openjdk-17-doc`` installs (about
-10,140 HTML pages) on 127.0.0.1 (:class:`~pycrawler.crawl.site.StaticSite`: nginx when
+10,140 HTML pages) on 127.0.0.1 (:class:`~pycrawler.static_site.server.StaticSite`: nginx when
 installed), crawls it from ``index.html`` with the crawl engine into a fresh JE state folder,
 then checks the crawl against the ground truth computed from the files
-(:func:`~pycrawler.crawl.ground_truth.reachable_pages`) and prints a summary: pages, links,
+(:func:`~pycrawler.static_site.ground_truth.reachable_pages`) and prints a summary: pages, links,
 duplicates avoided, pages/s, store size, coverage.
 
 The crawl is the one ``pycrawler crawl`` runs, with the settings of a crawl of one's own
@@ -23,10 +23,10 @@ from pathlib import Path
 
 from .crawl.engine import FETCHED, Crawler
 from .crawl.settings import CrawlConfig, CrawlSummary
-from .crawl.ground_truth import coverage, reachable_pages
-from .crawl.site import StaticSite
 from .errors import BadInput, SetupError
 from .frontier.politeness import Politeness
+from .static_site.ground_truth import coverage, reachable_pages
+from .static_site.server import StaticSite
 
 DOCS_ROOT = Path("/usr/share/doc/openjdk-17-doc/api")
 DEFAULT_STATE = Path("demo-state")
@@ -70,7 +70,7 @@ def ok_urls(state: Path) -> list[str]:
                 if record.status_code == 200]
 
 
-def run(docs: Path = DOCS_ROOT, state: Path = DEFAULT_STATE, *, concurrency: int = 32,
+def run(docs: Path = DOCS_ROOT, state: Path = DEFAULT_STATE, *, concurrency: int = CrawlConfig.concurrency,
         progress: bool | None = None) -> Summary:
     """Serve ``docs``, crawl it into ``state`` (emptied first), measure coverage."""
     if not docs.is_dir() or not (docs / SEED_PAGE).is_file():

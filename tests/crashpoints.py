@@ -585,7 +585,7 @@ def cluster_redis(mode: Mode, work: Path):
     if mode.dedupe is None:
         yield None
         return
-    from pycrawler.cluster.local_redis import LocalRedis
+    from pycrawler.testing.local_redis import LocalRedis
 
     with LocalRedis(work / "redis") as url:
         yield url

@@ -11,7 +11,7 @@ CrawlURI (queue, directive, precedence, ordinal, URI, via, hop path) in the orde
 the JVM with SIGKILL; :meth:`Heritrix.stop` ends it with SIGTERM (SIGKILL after a timeout).
 Only the process this object started is ever signalled.
 
-:class:`HeritrixSite` is :class:`pycrawler.crawl.multihost.MultiHostSite` (several hosts,
+:class:`HeritrixSite` is :class:`pycrawler.testing.multihost.MultiHostSite` (several hosts,
 127.0.0.1..N on one port, a binary tree of pages per host and cross-host links, every request
 recorded) with what a real crawler has to handle on top: a robots.txt that disallows
 ``/private/`` (linked from every root), redirects (one to another host), links to missing pages
@@ -36,8 +36,8 @@ from xml.etree import ElementTree
 
 import httpx
 
-from pycrawler.crawl.multihost import MultiHostSite, _Handler
-from pycrawler.crawl.site import free_port
+from pycrawler.local_servers import free_port
+from pycrawler.testing.multihost import MultiHostSite, _Handler
 
 ROOT = Path(__file__).resolve().parent.parent
 HERITRIX_HOME = ROOT / "target" / "heritrix-3.13.0"

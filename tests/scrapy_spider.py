@@ -1,7 +1,7 @@
 """The spider the Scrapy tests run with ``scrapy runspider``: a ``CrawlSpider`` over one site.
 
 One rule follows every link on the start URL's host, in the tags and attributes the ground truth
-(:func:`pycrawler.crawl.ground_truth.reachable_pages`) follows. ``-a lambda_callback=1`` makes the start
+(:func:`pycrawler.static_site.ground_truth.reachable_pages`) follows. ``-a lambda_callback=1`` makes the start
 page also yield a request whose callback is a lambda, which cannot be stored; ``-a urls_out=FILE``
 writes the URL of every page that reached its callback with status 200, one a line.
 """

@@ -1,5 +1,6 @@
-"""The sized Bloom filter: sizing, the Visited protocol, the measured false-positive rate,
-and its memory-mapped file."""
+"""The sized Bloom filter: sizing, its URL keys, the measured false-positive rate, its
+memory-mapped file, and its marks bound to JE commits. The Visited protocol it keeps is held for
+every table by tests/test_visited_contract.py."""
 
 import math
 import os
@@ -16,7 +17,7 @@ from test_crawl_stops import small_filesystem  # noqa: F401 (a fixture: a small 
 
 from pycrawler.errors import BadInput, DiskFull
 from pycrawler.keys import fingerprint64, fingerprints64
-from pycrawler.seen import BloomFilter, optimal_parameters, per_key
+from pycrawler.seen import BloomFilter, optimal_parameters
 from pycrawler.seen.bloom import BLOCKED, CLASSIC, HEADER_SIZE, blocked_false_positive_rate, blocked_parameters
 
 
@@ -61,34 +62,6 @@ def test_sequential_keys_hash_as_well_as_random_ones(version):
     f = BloomFilter(100_000, 0.01, version=version)
     f.add_many(np.arange(100_000, dtype=np.uint64))
     assert f.contains_many(np.arange(100_000, 300_000, dtype=np.uint64)).mean() <= 0.012
-
-
-def test_add_many_says_which_keys_were_new_first_occurrence_wins():
-    f = BloomFilter(1000, 0.001)
-    assert f.add_many([5, 6, 5, 7, 6]).tolist() == [True, True, False, True, False]
-    assert f.add_many([7, 8]).tolist() == [False, True]
-    assert f.contains_many([5, 8, 9]).tolist() == [True, True, False]
-    assert f.contains(6) and 10 not in f
-    assert len(f) == 4
-
-
-def test_receiver_gets_batches_with_aux_at_once():
-    f = BloomFilter(1000, 0.001)
-    batches = []
-    f.set_receiver(lambda keys, aux, unique: batches.append((keys.tolist(), list(aux), unique.tolist())))
-    f.add_batch(np.array([1, 2, 1], dtype=np.uint64), ["a", "b", "c"])
-    f.add(3)
-    f.flush()
-    assert batches == [([1, 2, 1], ["a", "b", "c"], [True, True, False]), ([3], [None], [True])]
-
-
-def test_per_key_adapts_a_one_result_callback():
-    f = BloomFilter(1000, 0.001)
-    seen = []
-    f.set_receiver(per_key(lambda key, aux, unique: seen.append((key, aux, unique))))
-    f.add_urls(["http://a/", "http://a/"])
-    key = int(f.url_keys(["http://a/"])[0])
-    assert seen == [(key, "http://a/", True), (key, "http://a/", False)]
 
 
 def test_url_forms_key_urls_by_xxh64_in_format_2_and_by_md5_fingerprint_in_format_1():
@@ -276,10 +249,8 @@ def test_wrong_magic_version_size_or_truncation_is_bad_input(tmp_path):
         BloomFilter.open(tmp_path / "absent")
 
 
-def test_keys_must_be_integers_and_closed_filters_refuse_work():
+def test_a_closed_filter_refuses_work():
     f = BloomFilter(100)
-    with pytest.raises(BadInput):
-        f.add_many(["http://a/"])
     f.close()
     with pytest.raises(BadInput):
         f.contains(1)

@@ -25,12 +25,12 @@ import pytest
 import redis
 
 from conftest import missing
-from pycrawler.cluster.assignment import HostTable
-from pycrawler.cluster.local_redis import LocalRedis, find_redis_server
+from pycrawler.cluster.host_table import HostTable
 from pycrawler.cluster.membership import host_of
-from pycrawler.crawl.multihost import MultiHostSite
 from pycrawler.keys.canon import get_canonicalizer
 from pycrawler.keys.schemes import DEFAULT_SEEN_KEY, get_seen_key_scheme
+from pycrawler.testing.local_redis import LocalRedis, find_redis_server
+from pycrawler.testing.multihost import MultiHostSite
 
 ROOT = Path(__file__).resolve().parent.parent
 DELAY = 0.25
@@ -262,7 +262,7 @@ def one_line_failure(args: list[str]) -> str:
 
 
 def test_bad_cluster_input_is_one_clear_line(local_redis, tmp_path):
-    from pycrawler.crawl.site import free_port
+    from pycrawler.local_servers import free_port
 
     seeds = ["http://127.0.0.1:9/"]
     crawl = ["crawl", *seeds, "--state", str(tmp_path / "s"), "--no-progress"]

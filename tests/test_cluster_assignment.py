@@ -1,4 +1,4 @@
-"""The host table (pycrawler/cluster/assignment.py) against a real redis-server: no worker above
+"""The host table (pycrawler/cluster/host_table.py) against a real redis-server: no worker above
 ceil(1.25 * hosts / workers), the same owners for the same history, and only the hosts that must
 move moving when workers join or leave. Then the issue's reproducer: three workers on six hosts
 all fetch, each page once."""
@@ -12,8 +12,8 @@ import pytest
 import redis
 from test_cluster import agent, finish, local_redis, repeats, start_worker  # noqa: F401 (local_redis: a fixture)
 
-from pycrawler.cluster.assignment import HostTable
-from pycrawler.crawl.multihost import MultiHostSite
+from pycrawler.cluster.host_table import HostTable
+from pycrawler.testing.multihost import MultiHostSite
 
 
 def bound(hosts: int, workers: int) -> int:

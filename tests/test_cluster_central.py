@@ -42,7 +42,7 @@ from pycrawler.cluster.central.layout import Layout
 from pycrawler.cluster.central.local import fingerprint_keys
 from pycrawler.cluster.membership import Membership
 from pycrawler.cluster.protocol import Link
-from pycrawler.crawl.multihost import MultiHostSite
+from pycrawler.testing.multihost import MultiHostSite
 
 
 @pytest.fixture

@@ -34,9 +34,9 @@ from test_cluster import (  # noqa: F401 (local_redis: a fixture)
 from pycrawler.cluster.central.frames import Flag, Frame, decode, encode
 from pycrawler.cluster.protocol import Link, decode_links, encode_links
 from pycrawler.crawl.forwarded import Forwarded
-from pycrawler.crawl.multihost import MultiHostSite
 from pycrawler.crawl.outbox import Outbox
 from pycrawler.store import Environment
+from pycrawler.testing.multihost import MultiHostSite
 
 HOSTS = 6
 MODES = ["split", "central"]  # --dedupe: host splitting, seed 003's protocol

@@ -21,8 +21,8 @@ import pytest
 from conftest import missing
 from crashpoints import MODES, run_modes
 from crawl_sites import ROOT
-from pycrawler.cluster.local_redis import find_redis_server
 from pycrawler.failpoints import POINTS
+from pycrawler.testing.local_redis import find_redis_server
 
 PAGES, SEED, RANDOM_KILLS, MAX_ROUNDS = 200, 20240611, 2, 4
 

@@ -218,7 +218,7 @@ def linked_site(tmp_path_factory):
 @pytest.fixture(scope="module")
 def cluster_redis(tmp_path_factory):
     """A redis-server for the one-worker clusters, started at its first use."""
-    from pycrawler.cluster.local_redis import LocalRedis, find_redis_server
+    from pycrawler.testing.local_redis import LocalRedis, find_redis_server
 
     servers: list[tuple[LocalRedis, str]] = []
 

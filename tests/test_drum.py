@@ -184,18 +184,16 @@ def test_a_dispatcher_that_ignores_outcomes_gets_nothing_built(tmp_path):
         assert drum.dispatcher.wanted() == frozenset()
 
 
-def test_drum_visited_speaks_the_visited_protocol(tmp_path):
+def test_drum_visited_delivers_what_it_queued_when_it_merges(tmp_path):
+    """The Visited protocol it keeps is held for every table by tests/test_visited_contract.py;
+    DRUM's own part of it is when: nothing reaches the receiver before a merge."""
     heard = []
     with DrumVisited(tmp_path / "seen", num_buckets=4) as seen:
-        seen.set_receiver(lambda k, aux, unique: heard.extend(zip(k.tolist(), aux, unique.tolist())))
+        seen.set_receiver(lambda k, aux, unique: heard.extend(zip(aux, unique.tolist())))
         seen.add_urls(["http://a.example/", "http://b.example/", "http://a.example/"])
         assert heard == []
         seen.flush()
-        assert sorted((url, new) for _, url, new in heard) == [
-            ("http://a.example/", False), ("http://a.example/", True), ("http://b.example/", True)]
-        assert seen.add_many(keys(1, 2)).tolist() == [True, True]
-        assert seen.contains_many(keys(2, 3)).tolist() == [True, False]
-        assert seen.contains_urls(["http://b.example/"]).tolist() == [True]
+        assert len(heard) == 3
 
 
 def test_host_cache_misses_then_hits(tmp_path):

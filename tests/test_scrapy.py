@@ -262,8 +262,8 @@ and links at a twentieth of the time; the whole docs are crawled by scripts/benc
 def test_a_real_site_the_jdk_java_xml_docs_is_fully_covered(tmp_path):
     if not (REAL_SITE / "module-summary.html").exists():
         missing("the JDK API docs (openjdk-17-doc) are not installed")
-    from pycrawler.crawl.ground_truth import coverage, reachable_pages
-    from pycrawler.crawl.site import StaticSite
+    from pycrawler.static_site.ground_truth import coverage, reachable_pages
+    from pycrawler.static_site.server import StaticSite
 
     with StaticSite(REAL_SITE) as base:
         truth = reachable_pages(REAL_SITE, "module-summary.html", base_url=base)

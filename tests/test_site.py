@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from conftest import missing
-from pycrawler.crawl.ground_truth import coverage, page_for_url, reachable_pages
-from pycrawler.crawl.site import StaticSite, find_nginx
 from pycrawler.errors import BadInput, SetupError
+from pycrawler.static_site.ground_truth import coverage, page_for_url, reachable_pages
+from pycrawler.static_site.server import StaticSite, find_nginx
 
 SERVERS = [
     "nginx",
@@ -130,7 +130,7 @@ def test_refuses_what_it_cannot_serve(tmp_path):
 
 
 def test_nginx_required_but_absent_is_a_setup_error(tmp_path, monkeypatch):
-    monkeypatch.setattr("pycrawler.crawl.site.find_nginx", lambda: None)
+    monkeypatch.setattr("pycrawler.static_site.server.find_nginx", lambda: None)
     with pytest.raises(SetupError):
         StaticSite(tmp_path, server="nginx")
     assert StaticSite(tmp_path).kind == "python"  # auto falls back

@@ -1,4 +1,4 @@
-"""The synthetic web (pycrawler/crawl/synthetic_web.py, synthetic_server.py), scripts/bench/scale.py
+"""The synthetic web (pycrawler/testing/synthetic_web.py, synthetic_server.py), scripts/bench/scale.py
 and the crawl's ``--stats`` it reads: a web deterministic from its seed, served as it is computed,
 whose ground truth is what a real crawl of it fetches, each URL once."""
 
@@ -14,9 +14,9 @@ import urllib.request
 import numpy as np
 import pytest
 
-from pycrawler.crawl.synthetic_server import PageRenderer, SyntheticServer
-from pycrawler.crawl.synthetic_web import MISSING, PAGE, REDIRECT, SyntheticWeb
 from pycrawler.errors import BadInput
+from pycrawler.testing.synthetic_server import PageRenderer, SyntheticServer
+from pycrawler.testing.synthetic_web import MISSING, PAGE, REDIRECT, SyntheticWeb
 
 from conftest import ROOT
 from crawl_sites import run_crawl

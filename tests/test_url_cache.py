@@ -164,22 +164,19 @@ def test_an_exact_set_behind_the_cache_still_joins_the_callers_transaction(env, 
     assert table.table.contains_many([5, 6]).all()
 
 
-def test_drum_behind_the_cache_keeps_first_occurrences_unique(tmp_path):
+def test_drum_behind_the_cache_hears_of_a_queued_key_s_repeats_at_once(tmp_path):
     """DRUM resolves keys when it merges: repeats of a queued key are duplicates at once (the
-    cache learnt it when it was queued), and the first occurrence is still unique at the merge."""
+    cache learnt it when it was queued), and the first occurrence is still unique at the merge.
+    That a cached DRUM keeps the Visited protocol, evictions included, is held by
+    tests/test_visited_contract.py."""
     heard = []
     with cached(DrumVisited(tmp_path / "drum", num_buckets=2), ClockCache(4)) as table:
         assert isinstance(table, CachedVisited) and not isinstance(table, CachedSynchronousVisited)
         table.set_receiver(lambda k, aux, unique: heard.extend(zip(k.tolist(), aux, unique.tolist())))
         table.add_batch(keys(1, 2, 1), ["a", "b", "a again"])
         assert heard == [(1, "a again", False)]               # answered by the cache, before any merge
-        table.add_batch(keys(2, 3))
         table.flush()
-        table.add_batch(keys(9, 10, 11, 12, 13, 1), list("ghijkl"))  # 1 was evicted: DRUM answers
-        table.flush()
-    assert sorted(heard, key=str) == sorted([(1, "a again", False), (1, "a", True), (2, "b", True), (2, None, False),
-                                             (3, None, True), (9, "g", True), (10, "h", True), (11, "i", True),
-                                             (12, "j", True), (13, "k", True), (1, "l", False)], key=str)
+    assert sorted(heard) == [(1, "a", True), (1, "a again", False), (2, "b", True)]
 
 
 PYTHON_MODE = """

@@ -27,10 +27,11 @@ def add_worker_options(p: argparse.ArgumentParser) -> None:
                        help=f"how workers share links: {' or '.join(EXCHANGES)} (default {DEFAULT}: host splitting)")
     group.add_argument("--worker", metavar="ID", help="this worker's id (default: kept in the state folder)")
     group.add_argument("--send-cache", default="clock:65536", metavar="POLICY:SIZE",
-                       help="a URL cache dropping links already sent to other workers (default clock:65536; none)")
+                       help="a URL cache dropping links already sent to other workers (default %(default)s; none)")
     group.add_argument("--lease", type=float, default=10.0, metavar="S",
-                       help="seconds after its last heartbeat a silent worker's hosts move (default 10)")
-    group.add_argument("--heartbeat", type=float, default=2.0, metavar="S", help="seconds between heartbeats (default 2)")
+                       help="seconds after its last heartbeat a silent worker's hosts move (default %(default)g)")
+    group.add_argument("--heartbeat", type=float, default=2.0, metavar="S",
+                       help="seconds between heartbeats (default %(default)g)")
     group.add_argument("--settle", type=float, metavar="S",
                        help="at the start, wait until the membership has not changed for S seconds, so that "
                             "workers started together agree on who owns which host (default 2 heartbeats)")
@@ -78,13 +79,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     status = commands.add_parser("status", help="members, their hosts, pages, pending and traffic")
     status.add_argument("--redis", required=True, metavar="URL")
     status.add_argument("--cluster", required=True, metavar="NAME")
-    status.add_argument("--hosts", type=int, default=5, metavar="N", help="hosts shown per member (default 5)")
+    status.add_argument("--hosts", type=int, default=5, metavar="N", help="hosts shown per member (default %(default)s)")
     status.set_defaults(run=run_status)
 
 
 def host_owners(membership) -> dict[str, str]:
     """Host -> owner, as the host table of --dedupe central or of host splitting holds it."""
-    from ..cluster.assignment import HostTable
+    from ..cluster.host_table import HostTable
     from ..cluster.central.layout import Layout
 
     return HostTable(membership.redis, Layout(membership.name).prefix).table() or membership.table.table()

@@ -7,7 +7,6 @@ import ipaddress
 import os
 from pathlib import Path
 
-from ..crawl.diskspace import DEFAULT_MIN_FREE_MB
 from ..crawl.engine import Crawler
 from ..crawl.settings import CrawlConfig, parse_delay, state_defaults
 from ..crawl.scope import SCOPES, server
@@ -61,10 +60,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-pages", type=_positive, metavar="N",
                    help="stop after N URLs have been fetched or refused (counting earlier runs of this state)")
     p.add_argument("--max-depth", type=int, metavar="N",
-                   help="follow links at most N hops from a seed (default 20, Heritrix's maxHops, unless the state "
-                        "records another, as a crawler4j import does: no limit; redirects do not count)")
-    p.add_argument("--concurrency", type=_positive, default=32, metavar="N",
-                   help="fetches in flight at once (default 32); also the most a kill -9 makes the next run refetch")
+                   help=f"follow links at most N hops from a seed (default {CrawlConfig.max_depth}, Heritrix's "
+                        "maxHops, unless the state records another, as a crawler4j import does: no limit; redirects "
+                        "do not count)")
+    p.add_argument("--concurrency", type=_positive, default=CrawlConfig.concurrency, metavar="N",
+                   help="fetches in flight at once (default %(default)s); also the most a kill -9 makes the next "
+                        "run refetch")
     p.add_argument("--delay", metavar="SPEC",
                    help="politeness per work queue after each fetch: 'polite' (default: 10x the fetch time, "
                         "3 to 30 s, as Heritrix; a state may record another, as a crawler4j import does), "
@@ -75,12 +76,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="URL-seen table: exact JE set (default), Bloom filter, DRUM" + kept)
     p.add_argument("--bloom-capacity", type=_positive, default=CrawlConfig.bloom_capacity, metavar="N",
                    help="URLs the Bloom filter of --seen bloom is sized for, at a 0.1%% false-positive rate "
-                        "(default 10,000,000); past N its rate climbs and new URLs are taken for seen. Used when "
+                        "(default %(default)s); past N its rate climbs and new URLs are taken for seen. Used when "
                         "the filter is made: a state's filter keeps its size")
     p.add_argument("--je-cache-mb", type=_positive, default=CrawlConfig.je_cache_mb, metavar="MB",
-                   help="JE's cache for the state, in MiB (default 64; the JVM's heap is twice it). The exact seen "
-                        "table's keys share it with the frontier: past about a million URLs a larger one keeps "
-                        "their reads in memory")
+                   help="JE's cache for the state, in MiB (default %(default)s; the JVM's heap is twice it). The "
+                        "exact seen table's keys share it with the frontier: past about a million URLs a larger "
+                        "one keeps their reads in memory")
     p.add_argument("--url-cache", metavar="POLICY:SIZE",
                    help="a URL cache in front of the seen table: clock (the default policy), lru or random, "
                         "with SIZE entries (e.g. clock:50000, 2^16, lru:64k); a hit answers 'seen' without the table")
@@ -99,14 +100,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fsync", action="store_true",
                    help="fsync crawl.log, WARC and trace before each commit, so they hold every fetch the state "
                         "counts after a power loss too (a kill -9 never loses one either way)")
-    p.add_argument("--min-free", type=int, default=DEFAULT_MIN_FREE_MB, metavar="MB",
-                   help=f"stop (resumably) when a filesystem the crawl writes to has less than MB free "
-                        f"(default {DEFAULT_MIN_FREE_MB}; 0: never)")
+    p.add_argument("--min-free", type=int, default=CrawlConfig.min_free_mb, metavar="MB",
+                   help="stop (resumably) when a filesystem the crawl writes to has less than MB free "
+                        "(default %(default)s; 0: never)")
     p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for your own servers)")
     p.add_argument("--contact", metavar="URL",
                    help="operator contact URL for the User-Agent (required unless all seeds are on loopback)")
-    p.add_argument("--parse-workers", type=_positive, default=2, metavar="N",
-                   help="page-processing worker processes (default 2)")
+    p.add_argument("--parse-workers", type=_positive, default=CrawlConfig.parse_workers, metavar="N",
+                   help="page-processing worker processes (default %(default)s)")
     add_progress_option(p)
     p.add_argument("--serve", action="store_true",
                    help="serve the crawl's state while it runs (py4j, printed on stderr), so that store ls/dump "

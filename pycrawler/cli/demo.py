@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from .. import demo
+from ..crawl.settings import CrawlConfig
 from ..jvm import CRAWL_JVM
 
 
@@ -17,7 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"the documentation to serve and crawl (default: {demo.DOCS_ROOT})")
     p.add_argument("--state", type=Path, default=demo.DEFAULT_STATE, metavar="DIR",
                    help=f"the crawl's state folder, rebuilt on each run (default: ./{demo.DEFAULT_STATE})")
-    p.add_argument("--concurrency", type=int, default=32, metavar="N", help="fetches in flight (default 32)")
+    p.add_argument("--concurrency", type=int, default=CrawlConfig.concurrency, metavar="N",
+                   help="fetches in flight (default %(default)s)")
     p.set_defaults(run=run_demo)
 
 

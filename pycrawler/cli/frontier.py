@@ -111,7 +111,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     pop = actions.add_parser("pop", help="remove and print the next records")
     pop.add_argument("dir")
-    pop.add_argument("-n", type=_positive, default=1, help="how many records (default 1)")
+    pop.add_argument("-n", type=_positive, default=1, help="how many records (default %(default)s)")
     pop.add_argument("--format", choices=("text", "jsonl"), default="text",
                      help="text (for reading) or jsonl (one JSON object of every field per record)")
     pop.set_defaults(run=run_pop)

@@ -1,6 +1,6 @@
 """Host splitting (Mercator's host splitter, Heydon and Najork 1999, sections 4.1 and 5.2).
 
-Each live worker owns the hosts the cluster's host table gives it (:mod:`.assignment`: rendezvous
+Each live worker owns the hosts the cluster's host table gives it (:mod:`.host_table`: rendezvous
 hashing with bounded loads, through :mod:`.membership`) and keeps
 frontier and seen table for them alone. A discovered link to an own host stays local (``add``
 returns it); a link to another worker's host goes, in batches, to that owner's Redis stream

@@ -4,7 +4,7 @@ Every worker holds a lease, a score in the sorted set ``pycrawler:NAME:members``
 in Redis's own clock, so the workers' clocks need not agree), renewed by a heartbeat every
 ``heartbeat`` seconds; a worker that stops renewing (killed, cut off) drops out when its lease
 runs out, ``lease`` seconds after its last heartbeat. Hosts are assigned to the live members by
-the table of :mod:`.assignment`: rendezvous hashing (highest random weight) with a bound on each
+the table of :mod:`.host_table`: rendezvous hashing (highest random weight) with a bound on each
 worker's load, written in Redis on a host's first sight so that every worker reads the same
 owner, and rebalanced by the first worker to see the members change (the hosts of those that
 left, and about 1/n of the others for a joiner, move). Each worker remembers the owners it read
@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 import redis
 
 from ..errors import BadInput, PycrawlerError
-from .assignment import HostTable
+from .host_table import HostTable
 
 
 class ClusterUnavailable(PycrawlerError):

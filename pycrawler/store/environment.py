@@ -26,7 +26,7 @@ from ..errors import BadInput
 from ..progress import status_line
 from . import je_choice, logfile
 from .access import LocalAccess, environment_impl
-from .environments import Environments
+from .environment_base import EnvironmentBase
 from .java_errors import je_errors
 from .java_worker import JavaWorker
 
@@ -47,7 +47,7 @@ for its own large deployments); pycrawler's stores ask for 256 MB. A caller's va
 crawl derives it from ``--min-free``); 0 turns the check off."""
 
 
-class Environment(Environments):
+class Environment(EnvironmentBase):
     """A JE environment, opened on construction and closed by :meth:`close` (idempotent).
 
     ``transactional``: databases get ACID transactions and survive kill -9 up to the last

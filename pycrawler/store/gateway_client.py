@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import PycrawlerError
 from . import gateway_address
 from .access import DUPLICATES, Census
-from .environments import Environments
+from .environment_base import EnvironmentBase
 from .packing import frame, unframe
 
 
@@ -143,7 +143,7 @@ def _one(record: bytes) -> tuple[bytes, np.ndarray]:
     return bytes(record), np.array([0, len(record)], dtype=np.int32)
 
 
-class RemoteEnvironment(Environments):
+class RemoteEnvironment(EnvironmentBase):
     """The environment served at ``address`` (``py4j://HOST:PORT``), with the methods of
     :class:`~pycrawler.store.Environment`. ``token``: py4j's auth token; by default the one the
     server wrote for this address (:mod:`~pycrawler.store.gateway_address`). ``read_only``

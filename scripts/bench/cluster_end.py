@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from pycrawler.cluster.hostsplit import HostSplitExchange  # noqa: E402
-from pycrawler.cluster.local_redis import LocalRedis  # noqa: E402
 from pycrawler.cluster.membership import Membership  # noqa: E402
+from pycrawler.testing.local_redis import LocalRedis  # noqa: E402
 
 INTERVAL = 0.1  # the crawl's RECEIVE_INTERVAL: how often an idle worker asks
 

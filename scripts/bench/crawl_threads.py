@@ -6,7 +6,7 @@
 The site is generated once into ``--site`` (default ``bench-output/threads-site-N``), reused
 when it is there: ``N`` static pages on one host, ~25 links a page (a random tree from
 ``index.html`` so that every page is reachable, the rest of the links to random pages), served
-by nginx on 127.0.0.1 (:class:`pycrawler.crawl.site.StaticSite`). Each ``--variant
+by nginx on 127.0.0.1 (:class:`pycrawler.static_site.server.StaticSite`). Each ``--variant
 NAME=FOLDER`` runs ``pycrawler crawl`` from that source tree (``PYTHONPATH=FOLDER``, e.g. a
 ``git worktree`` of an older commit) with ``--seen drum --concurrency 32 --delay 0
 --queue-policy bkdr`` (``--queue-policy host`` crawls the one host through one queue, as the
@@ -37,8 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from pycrawler.crawl.site import StaticSite
 from pycrawler.jvm import CRAWL_JVM
+from pycrawler.static_site.server import StaticSite
 
 ROOT = Path(__file__).resolve().parents[2]
 LINKS = 25

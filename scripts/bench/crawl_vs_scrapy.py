@@ -6,9 +6,9 @@
 
 The site is a directory of static files (by default the JDK 17 API documentation Debian's
 ``openjdk-17-doc`` installs, seed ``index.html``) served on 127.0.0.1 by nginx with two
-workers (:class:`pycrawler.crawl.site.StaticSite`), so the server is not the bottleneck.
+workers (:class:`pycrawler.static_site.server.StaticSite`), so the server is not the bottleneck.
 Before any crawl, the ground truth is computed from the files: every HTML page reachable
-from the seed by same-host links (:func:`pycrawler.crawl.ground_truth.reachable_pages`).
+from the seed by same-host links (:func:`pycrawler.static_site.ground_truth.reachable_pages`).
 
 Then each crawler runs as a child process, Scrapy first, with ``--concurrency`` requests in
 flight, no politeness delay and robots.txt off:
@@ -50,8 +50,8 @@ from pathlib import Path
 
 import psutil
 
-from pycrawler.crawl.ground_truth import coverage, reachable_pages
-from pycrawler.crawl.site import StaticSite
+from pycrawler.static_site.ground_truth import coverage, reachable_pages
+from pycrawler.static_site.server import StaticSite
 from terminal import pseudo_terminal
 
 DEFAULT_DOCS = Path("/usr/share/doc/openjdk-17-doc/api")

@@ -4,7 +4,7 @@
     .venv/bin/python scripts/bench/distributed.py                                    # the run of record
     .venv/bin/python scripts/bench/distributed.py --scenarios connections --rounds 1 --hosts 40
 
-The site is :class:`pycrawler.crawl.multihost.MultiHostSite`: ``hosts`` addresses on loopback,
+The site is :class:`pycrawler.testing.multihost.MultiHostSite`: ``hosts`` addresses on loopback,
 ``pages`` pages each plus the root, two cross-host links a page, half of them to other hosts'
 roots. Two scenarios (``--scenarios``), both in one run:
 
@@ -25,7 +25,7 @@ hits them alike:
 - ``MODE-Nw``: N workers with ``--dedupe MODE``, the sending cache on (its default);
 - ``MODE-Nw-nocache``: the same with ``--send-cache none``.
 
-Each cluster run gets a fresh redis-server (:class:`pycrawler.cluster.local_redis.LocalRedis`);
+Each cluster run gets a fresh redis-server (:class:`pycrawler.testing.local_redis.LocalRedis`);
 its ``INFO commandstats`` (calls), ``INFO stats`` (network bytes in and out) and ``INFO cpu``
 after the crawl, divided by the pages fetched, are the Redis commands, bytes and CPU per page.
 pages/s is measured at the server: pages over the time from the first page request to the last
@@ -58,8 +58,8 @@ import redis
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from pycrawler.cluster.local_redis import LocalRedis  # noqa: E402
-from pycrawler.crawl.multihost import MultiHostSite  # noqa: E402
+from pycrawler.testing.local_redis import LocalRedis  # noqa: E402
+from pycrawler.testing.multihost import MultiHostSite  # noqa: E402
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Host moves per membership change and load spread: plain rendezvous hashing against the host
-table with bounded loads (pycrawler/cluster/assignment.py), on a real redis-server.
+table with bounded loads (pycrawler/cluster/host_table.py), on a real redis-server.
 
     .venv/bin/python scripts/bench/host_assignment.py                      # the run of record
     .venv/bin/python scripts/bench/host_assignment.py --hosts 300 --trials 5
@@ -32,9 +32,9 @@ import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pycrawler.cluster.assignment import HostTable  # noqa: E402
-from pycrawler.cluster.local_redis import LocalRedis  # noqa: E402
+from pycrawler.cluster.host_table import HostTable  # noqa: E402
 from pycrawler.cluster.membership import weight  # noqa: E402
+from pycrawler.testing.local_redis import LocalRedis  # noqa: E402
 
 
 def plain(hosts: list[str], workers: list[str]) -> dict[str, str]:

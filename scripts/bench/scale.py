@@ -3,9 +3,9 @@
 
     .venv/bin/python scripts/bench/scale.py --pages 1000000 --seen drum --kill-at 500000 --plot docs/scale-1m.png
 
-The web is :class:`pycrawler.crawl.synthetic_web.SyntheticWeb` (``--pages`` over ``--hosts``
+The web is :class:`pycrawler.testing.synthetic_web.SyntheticWeb` (``--pages`` over ``--hosts``
 loopback addresses, from ``--seed``), served from its seed by its own process
-(:mod:`pycrawler.crawl.synthetic_server`); its ground truth (the pages, redirects and missing
+(:mod:`pycrawler.testing.synthetic_server`); its ground truth (the pages, redirects and missing
 pages reachable from the hosts' roots) comes from the generator, before the crawl. The crawl is
 ``pycrawler crawl ROOTS --seen S [--url-cache C] --concurrency 32 --delay 0 --queue-policy bkdr
 --stats FILE``, in its own process.
@@ -50,11 +50,11 @@ from urllib.parse import unquote, urlsplit
 import numpy as np
 from crawl_threads import LineCounter, rss_mb
 
-from pycrawler.crawl.synthetic_server import SyntheticServer
-from pycrawler.crawl.synthetic_web import MISSING, PAGE, REDIRECT, SyntheticWeb, Truth
 from pycrawler.errors import BadInput
 from pycrawler.jvm import crawl_jvm
 from pycrawler.keys.canon import canonicalize
+from pycrawler.testing.synthetic_server import SyntheticServer
+from pycrawler.testing.synthetic_web import MISSING, PAGE, REDIRECT, SyntheticWeb, Truth
 
 ROOT = Path(__file__).resolve().parents[2]
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")

@@ -199,8 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     crawls: dict[str, Run] = {}
     scales: dict[str, Run] = {}
     if not args.skip_crawl:
-        from pycrawler.crawl.ground_truth import coverage, reachable_pages
-        from pycrawler.crawl.site import StaticSite
+        from pycrawler.static_site.ground_truth import coverage, reachable_pages
+        from pycrawler.static_site.server import StaticSite
 
         with StaticSite(args.docs) as base_url:
             truth = reachable_pages(args.docs, args.seed, base_url=base_url)

@@ -24,7 +24,7 @@ import numpy as np
 import redis
 
 from ...seen.cache import UrlCache
-from ..assignment import HostTable
+from ..host_table import HostTable
 from ..membership import Membership
 from ..protocol import Delivery, Link
 from .central_host import CentralHost

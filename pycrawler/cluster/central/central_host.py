@@ -22,7 +22,7 @@ Where the paper is silent, what this module chose:
   takes the lease after a crash claims the unacknowledged frames and goes on; an inbox entry is
   acknowledged in the same transaction that writes its effect on the pools.
 - Which worker crawls a URL: the owner of its host in the cluster's host table
-  (:mod:`pycrawler.cluster.assignment`, under this layout's prefix: rendezvous hashing with
+  (:mod:`pycrawler.cluster.host_table`, under this layout's prefix: rendezvous hashing with
   bounded loads), placed on the host's first allocation, moved when its owner is no longer alive
   or when the table is rebalanced for a change of members. One worker per host is what keeps
   per-host politeness across the cluster.
@@ -38,7 +38,7 @@ from collections.abc import Callable
 import redis
 
 from ... import failpoints
-from ..assignment import LUA_COMMON, HostTable
+from ..host_table import LUA_COMMON, HostTable
 from ..membership import host_of
 from ..protocol import decode_links, encode_link
 from .frames import Flag, Frame, FrameError, decode

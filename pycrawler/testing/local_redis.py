@@ -1,4 +1,4 @@
-"""A private ``redis-server`` on a free loopback port, for tests, benchmarks and trying a cluster out.
+"""A private ``redis-server`` on a free loopback port, for the tests and benchmarks of a cluster.
 
 It runs as a child process in the foreground with its data (the append-only file: every write
 is logged and fsynced, so a restart loses nothing acknowledged) in a folder of its own, and
@@ -12,8 +12,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from ..crawl.site import free_port, terminate
 from ..errors import SetupError
+from ..local_servers import free_port, terminate
 
 START_TIMEOUT = 10.0
 

@@ -3,7 +3,7 @@
 Benchmarks at a million pages and more need a web that costs neither disk (10M pages as files
 are tens of GB) nor the crawler's CPU. Here every fact about a page is a hash of (seed, page
 id): which host it is on, whether it is a page or a redirect, its size, its out-degree and each
-of its links. :mod:`pycrawler.crawl.synthetic_server` serves it; :meth:`SyntheticWeb.truth` walks
+of its links. :mod:`pycrawler.testing.synthetic_server` serves it; :meth:`SyntheticWeb.truth` walks
 the same link function to give the crawl's ground truth. Everything is compiled
 (:mod:`.synthetic_kernels`), so a page costs microseconds to serve and 10M pages take seconds
 per level to walk.

@@ -21,7 +21,6 @@ import http.server
 import os
 import pwd
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -30,11 +29,10 @@ import time
 from pathlib import Path
 
 from ..errors import BadInput, SetupError
+from ..local_servers import LOOPBACK, free_port, terminate
 
-HOST = "127.0.0.1"
 NGINX_WORKERS = 2
 START_TIMEOUT = 10.0
-STOP_TIMEOUT = 10.0
 PORT_ATTEMPTS = 3
 """A free port is found by binding port 0 and releasing it; another program may take it before
 nginx binds it, so a start that fails on a busy port is retried on a new one."""
@@ -50,24 +48,6 @@ def find_nginx() -> str | None:
     if found:
         return found
     return next((path for path in _NGINX_CANDIDATES if os.access(path, os.X_OK)), None)
-
-
-def terminate(process: subprocess.Popen, timeout: float = STOP_TIMEOUT) -> None:
-    """SIGTERM to a child this program started, SIGKILL if it outlives ``timeout``; then reaped."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((HOST, 0))
-        return probe.getsockname()[1]
 
 
 def nginx_config(root: Path, port: int, scratch: Path, *, workers: int = NGINX_WORKERS) -> str:
@@ -99,7 +79,7 @@ http {{
     keepalive_requests 1000000;
 {temp_paths}
     server {{
-        listen {HOST}:{port};
+        listen {LOOPBACK}:{port};
         server_name localhost;
         root {root};
         index index.html;
@@ -151,7 +131,7 @@ class StaticSite:
         if self.url is not None:
             raise RuntimeError("this site is already being served")
         port = self._start_nginx() if self._nginx else self._start_python()
-        self.url = f"http://{HOST}:{port}/"
+        self.url = f"http://{LOOPBACK}:{port}/"
         return self.url
 
     def stop(self) -> None:
@@ -205,7 +185,7 @@ class StaticSite:
             if self._process.poll() is not None:
                 return False
             try:
-                socket.create_connection((HOST, port), timeout=0.2).close()
+                socket.create_connection((LOOPBACK, port), timeout=0.2).close()
                 return True
             except OSError:
                 time.sleep(0.02)
@@ -226,7 +206,7 @@ class StaticSite:
 
     def _start_python(self) -> int:
         handler = functools.partial(_QuietHandler, directory=str(self.root))
-        self._server = http.server.ThreadingHTTPServer((HOST, 0), handler)
+        self._server = http.server.ThreadingHTTPServer((LOOPBACK, 0), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="static-site", daemon=True)
         self._thread.start()

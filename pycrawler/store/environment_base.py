@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..errors import BadInput
 
 
-class Environments:
+class EnvironmentBase:
     """The shared half of an environment. Subclasses set ``path``, ``read_only``,
     ``transactional``, ``access`` and an empty ``_databases`` list, and define ``close``."""
 

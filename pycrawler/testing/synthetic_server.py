@@ -1,4 +1,4 @@
-"""Serves a :class:`~pycrawler.crawl.synthetic_web.SyntheticWeb` on loopback, from its seed.
+"""Serves a :class:`~pycrawler.testing.synthetic_web.SyntheticWeb` on loopback, from its seed.
 
 One aiohttp process answers every host (127.0.0.1 ... 127.0.0.H, one port): the host is the
 address the request came in on, the page is computed on request (no file, no memory per page),
@@ -7,7 +7,7 @@ page ``301`` with its ``Location``, a missing page ``404``; ``/robots.txt`` is `
 all). The server runs in its own process (:class:`SyntheticServer` starts it) so that a
 benchmark can measure its CPU apart from the crawl's.
 
-    python -m pycrawler.crawl.synthetic_server --pages 1000000 --hosts 8 --seed 24
+    python -m pycrawler.testing.synthetic_server --pages 1000000 --hosts 8 --seed 24
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ class SyntheticServer:
         root = Path(__file__).resolve().parents[2]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "pycrawler.crawl.synthetic_server", "--pages", str(self.web.pages),
+            [sys.executable, "-m", "pycrawler.testing.synthetic_server", "--pages", str(self.web.pages),
              "--hosts", str(self.web.hosts), "--seed", str(self.web.seed), "--port", str(self.port)],
             stdout=subprocess.PIPE, text=True, env=env)
         line = self.process.stdout.readline()

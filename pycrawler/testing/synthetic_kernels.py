@@ -1,6 +1,6 @@
 """The synthetic web's facts, compiled with numba: one implementation for the server and the truth.
 
-:class:`~pycrawler.crawl.synthetic_web.SyntheticWeb` answers every question (is page ``i`` a
+:class:`~pycrawler.testing.synthetic_web.SyntheticWeb` answers every question (is page ``i`` a
 redirect, what are its links) through these kernels. The server asks about one page at a time in
 the crawl's order, which jumps across the id space: array code paid ~0.5 ms of numpy call
 overhead per page (or a block of 1,024 pages computed for one), which made the server the
@@ -9,7 +9,7 @@ or 100,000 at once, and the ground truth walks exactly the function the server s
 point included.
 
 Every fact is a hash of (seed, page id, index, salt) through splitmix64's finaliser; ``spec`` is
-a :data:`Spec` holding the web's size and :class:`~pycrawler.crawl.synthetic_web.WebShape`.
+a :data:`Spec` holding the web's size and :class:`~pycrawler.testing.synthetic_web.WebShape`.
 """
 
 from __future__ import annotations

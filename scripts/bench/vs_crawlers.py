@@ -78,7 +78,8 @@ from pathlib import Path
 import psutil
 
 from crawl_vs_scrapy import SPIDER, Run, measure, tree_memory
-from pycrawler.crawl.site import find_nginx, free_port, terminate
+from pycrawler.local_servers import free_port, terminate
+from pycrawler.static_site.server import find_nginx
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))

@@ -8,6 +8,7 @@ starts, since JPype can start it only once per process.
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -161,3 +162,57 @@ def with_je(jar: Path | None) -> dict[str, str]:
     entries = [e for e in os.environ.get("PYCRAWLER_CLASSPATH", "").split(os.pathsep)
                if e and not Path(e).name.startswith("je-")]
     return os.environ | {"PYCRAWLER_CLASSPATH": os.pathsep.join(([str(jar)] if jar else []) + entries)}
+
+
+# -- fixtures several test modules use ----------------------------------------------------------
+@pytest.fixture
+def runtime(tmp_path, monkeypatch):
+    """A runtime folder (``PYCRAWLER_RUNTIME_DIR``) of this test's own, for servers and clients."""
+    folder = tmp_path / "run"
+    monkeypatch.setenv("PYCRAWLER_RUNTIME_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
+def local_redis(tmp_path):
+    """A real redis-server on a free loopback port (append-only file on), stopped after the test."""
+    from pycrawler.testing.local_redis import LocalRedis, find_redis_server
+
+    if find_redis_server() is None:
+        missing("redis-server is not installed (scripts/setup installs it)")
+    server = LocalRedis(tmp_path / "redis")
+    server.start()
+    yield server
+    server.stop()
+
+
+class SmallFilesystem:
+    """A tmpfs of ``size_mb`` mounted at ``path``; :meth:`grow` frees space by enlarging it."""
+
+    def __init__(self, path, size_mb: int):
+        self.path = path
+        path.mkdir()
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(path)],
+                                 capture_output=True, text=True)
+        if mounted.returncode != 0:
+            missing(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+
+    def grow(self, size_mb: int) -> None:
+        subprocess.run(["mount", "-o", f"remount,size={size_mb}m", str(self.path)], check=True)
+
+    def unmount(self) -> None:
+        subprocess.run(["umount", str(self.path)], check=True)
+
+
+@pytest.fixture
+def small_filesystem(tmp_path):
+    """``make(size_mb)``: a :class:`SmallFilesystem` under the test's folder, unmounted after it."""
+    filesystems = []
+
+    def make(size_mb: int) -> SmallFilesystem:
+        filesystems.append(SmallFilesystem(tmp_path / f"fs{len(filesystems)}", size_mb))
+        return filesystems[-1]
+
+    yield make
+    for filesystem in filesystems:
+        filesystem.unmount()

@@ -1,4 +1,5 @@
-"""``pycrawler serve`` processes for tests, and the private runtime folder their tokens go to."""
+"""``pycrawler serve`` processes for tests (the private runtime folder their tokens go to is
+conftest's ``runtime`` fixture)."""
 
 from __future__ import annotations
 
@@ -7,17 +8,7 @@ import signal
 import subprocess
 import sys
 
-import pytest
-
 IDLE_TIMEOUT = 1.5
-
-
-@pytest.fixture
-def runtime(tmp_path, monkeypatch):
-    """A runtime folder (``PYCRAWLER_RUNTIME_DIR``) of this test's own, for servers and clients."""
-    folder = tmp_path / "run"
-    monkeypatch.setenv("PYCRAWLER_RUNTIME_DIR", str(folder))
-    return folder
 
 
 class Server:

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 import xxhash
 from crawl_sites import ROOT
-from test_crawl_stops import small_filesystem  # noqa: F401 (a fixture: a small tmpfs)
 
 from pycrawler.errors import BadInput, DiskFull
 from pycrawler.keys import fingerprint64, fingerprints64

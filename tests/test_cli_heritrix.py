@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 from conftest import with_je
-from gateways import Server, runtime  # noqa: F401 -- runtime: a fixture
+from gateways import Server
 from heritrix_stores import Holder, crawl, early_crawl_uri, queue_order, seen_keys, write_h1
 from java_programs import LEG_JE_VERSION, LEG_LOG_VERSION
 

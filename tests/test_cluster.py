@@ -24,12 +24,11 @@ import numpy as np
 import pytest
 import redis
 
-from conftest import missing
 from pycrawler.cluster.host_table import HostTable
 from pycrawler.cluster.membership import host_of
 from pycrawler.keys.canon import get_canonicalizer
 from pycrawler.keys.schemes import DEFAULT_SEEN_KEY, get_seen_key_scheme
-from pycrawler.testing.local_redis import LocalRedis, find_redis_server
+from pycrawler.testing.local_redis import LocalRedis
 from pycrawler.testing.multihost import MultiHostSite
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,21 +36,6 @@ DELAY = 0.25
 LEASE, HEARTBEAT, SETTLE = 2.0, 0.3, 1.5
 CONCURRENCY = 4
 OUTAGE, OUTAGE_LEASE = 2.0, 6.0
-
-
-def require_redis_server() -> None:
-    if find_redis_server() is None:
-        missing("redis-server is not installed (scripts/setup installs it)")
-
-
-@pytest.fixture
-def local_redis(tmp_path):
-    """A real redis-server on a free loopback port (append-only file on), stopped after the test."""
-    require_redis_server()
-    server = LocalRedis(tmp_path / "redis")
-    server.start()
-    yield server
-    server.stop()
 
 
 def agent(state: Path) -> str:

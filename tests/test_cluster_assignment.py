@@ -10,7 +10,7 @@ import random
 
 import pytest
 import redis
-from test_cluster import agent, finish, local_redis, repeats, start_worker  # noqa: F401 (local_redis: a fixture)
+from test_cluster import agent, finish, repeats, start_worker
 
 from pycrawler.cluster.host_table import HostTable
 from pycrawler.testing.multihost import MultiHostSite

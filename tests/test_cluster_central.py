@@ -24,12 +24,11 @@ import pytest
 import redis
 
 from central_workers import TIMINGS, membership, run_worker
-from test_cluster import (  # noqa: F401 (local_redis: a fixture)
+from test_cluster import (
     CONCURRENCY,
     DELAY,
     each_fetched_its_own_hosts,
     finish,
-    local_redis,
     repeats,
     start_worker,
     status,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import redis
-from test_cluster import (  # noqa: F401 (local_redis: a fixture)
+from test_cluster import (
     CONCURRENCY,
     DELAY,
     LEASE,
@@ -25,7 +25,6 @@ from test_cluster import (  # noqa: F401 (local_redis: a fixture)
     SETTLE,
     agent,
     finish,
-    local_redis,
     planned_owners,
     start_worker,
     wait_for_fetches,

@@ -10,7 +10,6 @@ queues `cluster_done` checks are one Redis list in the first tests.
 from __future__ import annotations
 
 import redis
-from test_cluster import local_redis  # noqa: F401 (a fixture)
 
 from pycrawler.cluster.central import CentralExchange
 from pycrawler.cluster.central.layout import WORKER_GROUP

@@ -21,7 +21,6 @@ import threading
 import time
 
 import pytest
-from conftest import missing
 from crawl_sites import (ROOT, CountingServer, answer, assert_each_page_fetched_once, crawl_command, fetched_records,
                          page, run_crawl, write_site)
 from test_crawl_kill import crawl_log_200s, warc_responses
@@ -122,37 +121,6 @@ def test_a_second_signal_stops_at_once_and_loses_nothing(tmp_path):
 
 
 # -- a full disk ----------------------------------------------------------------------------------
-
-class SmallFilesystem:
-    """A tmpfs of ``size_mb`` mounted at ``path``; :meth:`grow` frees space by enlarging it."""
-
-    def __init__(self, path, size_mb: int):
-        self.path = path
-        path.mkdir()
-        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(path)],
-                                 capture_output=True, text=True)
-        if mounted.returncode != 0:
-            missing(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-
-    def grow(self, size_mb: int) -> None:
-        subprocess.run(["mount", "-o", f"remount,size={size_mb}m", str(self.path)], check=True)
-
-    def unmount(self) -> None:
-        subprocess.run(["umount", str(self.path)], check=True)
-
-
-@pytest.fixture
-def small_filesystem(tmp_path):
-    filesystems = []
-
-    def make(size_mb: int) -> SmallFilesystem:
-        filesystems.append(SmallFilesystem(tmp_path / f"fs{len(filesystems)}", size_mb))
-        return filesystems[-1]
-
-    yield make
-    for filesystem in filesystems:
-        filesystem.unmount()
-
 
 @pytest.fixture(scope="module")
 def heavy_site(tmp_path_factory):

@@ -21,7 +21,6 @@ import jpype
 import pytest
 from conftest import missing
 from crawl_sites import ROOT
-from test_crawl_stops import small_filesystem  # noqa: F401 (a fixture: a small tmpfs)
 
 from pycrawler import jvm
 from pycrawler.errors import DiskFull

@@ -28,7 +28,7 @@ from pycrawler.store import gateway_address
 from pycrawler.store.gateway_client import GatewayGone
 from pycrawler.store.mapping import SortedMap
 
-from gateways import IDLE_TIMEOUT, Server, runtime  # noqa: F401 -- runtime: a fixture
+from gateways import IDLE_TIMEOUT, Server
 
 @pytest.fixture
 def server(tmp_path, runtime):

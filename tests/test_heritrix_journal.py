@@ -18,7 +18,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from gateways import Server, runtime  # noqa: F401 -- runtime: a fixture
+from gateways import Server
 from heritrix_stores import h3_env, h3_key, h3_python, write_h3
 
 from pycrawler.errors import BadInput

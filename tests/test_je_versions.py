@@ -57,8 +57,8 @@ def test_every_known_je_is_built_and_the_oldest_reader_of_each_log_version_is_ch
     releases = {je.version: je for je in jvm.known_jes()}
     assert tuple(releases) == KNOWN
     expected = {5: "3.3.98", 6: "3.3.98", 7: "4.0.92", 8: "5.0.73", **{v: "18.3.12" for v in range(9, 18)}}
-    for log_version, version in expected.items():
-        assert reader_of(log_version, "s", jvm.TARGET, None).version == version
+    for version_of_log, version in expected.items():
+        assert reader_of(version_of_log, "s", jvm.TARGET, None).version == version
     heritrix3 = JeRelease.of_jar(ROOT / "lib" / "je-7.5.11.jar")
     assert reader_of(15, "s", jvm.TARGET, heritrix3) is heritrix3   # the user's JE first, when it reads it
     assert reader_of(17, "s", jvm.TARGET, heritrix3).version == "18.3.12"

@@ -110,7 +110,7 @@ def bench_bloom(args, figures: dict, workdir: Path) -> None:
         key_list, rb_adds, rb_urls = keys.tolist(), [], []
         for _ in range(args.repeat):
             rb = rbloom.Bloom(args.keys, args.fpr)
-            rb_adds.append(timed(lambda: in_batches(rb.update, key_list, args.batch)))
+            rb_adds.append(timed(lambda items=key_list: in_batches(rb.update, items, args.batch)))
             rb = rbloom.Bloom(args.urls, args.fpr)
             rb_urls.append(timed(lambda: in_batches(rb.update, urls, args.batch)))
         figures["rbloom_ops_per_s"] = median_rate(args.keys, rb_adds)
@@ -155,7 +155,7 @@ def bench_exact(args, figures: dict, workdir: Path) -> None:
         print(f"exact JE set, {size:,} keys: check+update {figures[f'exact_ops_per_s_{label}']:,}/s, "
               f"contains (present) {figures[f'exact_contains_per_s_{label}']:,}/s", flush=True)
         key_list = keys.tolist()
-        figures[f"set_ops_per_s_{label}"] = median_rate(size, [timed(lambda: set_check_update(key_list))])
+        figures[f"set_ops_per_s_{label}"] = median_rate(size, [timed(lambda items=key_list: set_check_update(items))])
         del key_list
         print(f"python set, {size:,} int keys: check+update {figures[f'set_ops_per_s_{label}']:,}/s", flush=True)
 

@@ -12,6 +12,7 @@ from ..crawl.engine import Crawler
 from ..crawl.settings import CrawlConfig, parse_delay, state_defaults
 from ..crawl.scope import SCOPES, server
 from ..crawl.stop_signals import StopSignals
+from ..console.access import parse_listen
 from ..errors import BadInput, PycrawlerError
 from ..jvm import crawl_jvm, keep_error_files_in
 from ..progress import add_option as add_progress_option
@@ -115,6 +116,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--stats", type=Path, metavar="FILE",
                    help="append the crawl's counters to FILE every second, one JSON line each (seen-table "
                         "checks, flush time, JE cache misses and log bytes; for benchmarks)")
+    p.add_argument("--console", metavar="[HOST:]PORT",
+                   help="serve the operator's console (a web page, its JSON and Prometheus /metrics; pause, resume, "
+                        "stop, add seeds) on 127.0.0.1:PORT, or HOST:PORT (then every request wants the token); "
+                        "the token is in DIR/console.token; see docs/console.md")
     add_worker_options(p)
     p.set_defaults(run=run_crawl)
 
@@ -130,7 +135,8 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
         canon=args.canon, seen_key=args.seen_key, warc=args.warc, trace=args.trace,
         fsync=args.fsync, min_free_mb=args.min_free, obey_robots=not args.no_robots,
         contact_url=contact_for(args.seeds, args.contact), parse_workers=args.parse_workers, progress=args.progress,
-        serve=args.serve_port if args.serve else None, stats=args.stats)
+        serve=args.serve_port if args.serve else None, stats=args.stats,
+        console=args.console and ":".join(map(str, parse_listen(args.console))))
 
 
 def run_crawl(args: argparse.Namespace) -> int:

@@ -1,0 +1,172 @@
+"""What the console tallies from crawl.log: response codes, MIME types, hosts, the rate over time.
+
+crawl.log has a line per fetch attempt (:mod:`pycrawler.crawl.crawllog`): its time, status,
+size, URL and MIME type are all these reports need, so the console reads them there instead of
+adding a counter to the crawl's hot path, and a stopped crawl is read the same way as a
+running one. :class:`LogTally` reads what was appended since its last call (a running crawl's
+console starts at the end of the file; a stopped crawl's reads it all), a line at most once.
+"""
+
+from __future__ import annotations
+
+import calendar
+import collections
+import dataclasses
+import functools
+import os
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+RECENT_SECONDS = 600
+"""Seconds of the per-second series (the chart's 'last minutes')."""
+
+WHOLE_BUCKET = 60
+"""Seconds per point of the whole crawl's series."""
+
+READ_AT_MOST = 4 << 20
+"""Bytes of new log one :meth:`LogTally.read` takes (a stopped crawl's log is read in such steps)."""
+
+TAIL_BYTES = 256 << 10
+"""Bytes from the end of crawl.log the log report looks through."""
+
+
+@dataclasses.dataclass(slots=True)
+class HostFigures:
+    fetched: int = 0         # answered fetches
+    errors: int = 0          # negative statuses other than robots.txt's refusal, and 4xx/5xx answers
+    bytes: int = 0
+    precluded: int = 0       # URLs robots.txt excluded (-9998)
+
+
+ROBOTS_PRECLUDED = -9998
+
+
+@functools.lru_cache(maxsize=4)
+def _second(stamp: str) -> int:
+    """Unix time of ``2024-05-01T12:00:00`` (the lines of one second share it: cached)."""
+    return calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%S"))
+
+
+def _line_time(stamp: str) -> float | None:
+    """Unix time of ``2024-05-01T12:00:00.123Z``."""
+    try:
+        return _second(stamp[:19]) + int(stamp[20:23]) / 1000
+    except (ValueError, IndexError):
+        return None
+
+
+class RateSeries:
+    """Pages and bytes per time bucket; :meth:`series` gives (times, pages/s, MB/s) lists."""
+
+    def __init__(self, bucket: int, keep: int | None):
+        self.bucket, self.keep = bucket, keep
+        self.points: dict[int, list[int]] = {}
+
+    def add(self, when: float, size: int) -> None:
+        slot = int(when) // self.bucket * self.bucket
+        point = self.points.get(slot)
+        if point is None:
+            point = self.points[slot] = [0, 0]
+            if self.keep is not None and len(self.points) > self.keep:
+                del self.points[min(self.points)]
+        point[0] += 1
+        point[1] += size
+
+    def series(self, until: float | None = None) -> list[list[float]]:
+        """Every bucket from the first to ``until`` (empty ones as zero), the last one being
+        filled left out: a rate of a second half over reads as a drop."""
+        if not self.points:
+            return [[], [], []]
+        first = min(self.points)
+        last = int(until if until is not None else max(self.points)) // self.bucket * self.bucket - self.bucket
+        if self.keep is not None:
+            first = max(first, last - (self.keep - 1) * self.bucket)
+        times, pages, megabytes = [], [], []
+        for slot in range(first, last + 1, self.bucket):
+            count, size = self.points.get(slot, (0, 0))
+            times.append(slot)
+            pages.append(count / self.bucket)
+            megabytes.append(round(size / 1e6 / self.bucket, 4))
+        return [times, pages, megabytes]
+
+
+class LogTally:
+    """Reads a crawl.log as it grows and keeps the reports' counts (module docstring)."""
+
+    def __init__(self, path: Path, *, from_end: bool):
+        self.path = Path(path)
+        self.offset = self.path.stat().st_size if from_end and self.path.exists() else 0
+        self.codes: collections.Counter = collections.Counter()
+        self.mime: collections.Counter = collections.Counter()
+        self.hosts: dict[str, HostFigures] = collections.defaultdict(HostFigures)
+        self.recent = RateSeries(1, RECENT_SECONDS)
+        self.whole = RateSeries(WHOLE_BUCKET, None)
+        self.first: float | None = None
+        self.last: float | None = None
+        self.lines = 0
+
+    def read(self) -> int:
+        """Tally the whole lines appended since the last call; returns how many bytes it read."""
+        try:
+            with open(self.path, "rb") as log:
+                log.seek(self.offset)
+                chunk = log.read(READ_AT_MOST)
+        except FileNotFoundError:
+            return 0
+        end = chunk.rfind(b"\n") + 1  # a line being written stays for the next call
+        for line in chunk[:end].decode("utf-8", "replace").splitlines():
+            self._tally(line)
+        self.offset += end
+        return end
+
+    def read_all(self) -> None:
+        while self.read():
+            pass
+
+    def _tally(self, line: str) -> None:
+        fields = line.split()
+        if len(fields) < 7:
+            return
+        try:
+            status = int(fields[1])
+        except ValueError:
+            return
+        size = int(fields[2]) if fields[2].isdigit() else 0
+        when = _line_time(fields[0])
+        host = self.hosts[urlsplit(fields[3]).netloc]
+        self.lines += 1
+        self.codes[status] += 1
+        if status == ROBOTS_PRECLUDED:
+            host.precluded += 1
+        elif status < 0 or status >= 400:
+            host.errors += 1
+        if status > 0:
+            host.fetched += 1
+            host.bytes += size
+            self.mime[fields[6]] += 1
+            if when is not None:
+                self.recent.add(when, size)
+                self.whole.add(when, size)
+        if when is not None:
+            self.first = when if self.first is None else self.first
+            self.last = when
+
+    def host_rows(self, limit: int) -> list[dict]:
+        """The hosts with the most fetches first."""
+        rows = sorted(self.hosts.items(), key=lambda item: (-item[1].fetched, item[0]))[:limit]
+        return [{"host": host, **dataclasses.asdict(figures)} for host, figures in rows]
+
+
+def tail(path: Path, *, contains: str = "", limit: int = 100) -> list[str]:
+    """The last ``limit`` lines of crawl.log (within its last :data:`TAIL_BYTES`) that contain
+    ``contains``."""
+    try:
+        with open(path, "rb") as log:
+            size = log.seek(0, os.SEEK_END)
+            log.seek(max(0, size - TAIL_BYTES))
+            text = log.read().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return []
+    lines = text.splitlines()[1 if size > TAIL_BYTES else 0:]
+    return [line for line in lines if contains in line][-limit:]

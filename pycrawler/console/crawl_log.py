@@ -74,12 +74,13 @@ class RateSeries:
         point[1] += size
 
     def series(self, until: float | None = None) -> list[list[float]]:
-        """Every bucket from the first to ``until`` (empty ones as zero), the last one being
-        filled left out: a rate of a second half over reads as a drop."""
+        """Every bucket from the first to the one before ``until``'s (empty ones as zero: the
+        bucket still filling is left out, as its rate would read as a drop), or to the last one
+        when ``until`` is None (a stopped crawl)."""
         if not self.points:
             return [[], [], []]
         first = min(self.points)
-        last = int(until if until is not None else max(self.points)) // self.bucket * self.bucket - self.bucket
+        last = max(self.points) if until is None else int(until) // self.bucket * self.bucket - self.bucket
         if self.keep is not None:
             first = max(first, last - (self.keep - 1) * self.bucket)
         times, pages, megabytes = [], [], []

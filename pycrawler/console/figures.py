@@ -24,6 +24,8 @@ MB = 1 << 20
 REFRESH_SECONDS = 1.0
 """A snapshot or report is made again at most this often."""
 
+QUEUE_COLUMNS = ("queue", "state", "pending", "fetched")
+
 RATE_WINDOW = 10
 """Seconds the 'now' rates are averaged over."""
 
@@ -86,6 +88,11 @@ class Figures:
         return time.time()
 
     def _frontier(self, top: int) -> dict:
+        stats, rows = self._queues(top)
+        return stats | {"largest": [dict(zip(QUEUE_COLUMNS, row)) for row in rows]}
+
+    def _queues(self, top: int) -> tuple[dict, list[tuple]]:
+        """The frontier's stats and its ``top`` largest queues (:meth:`WorkQueueFrontier.queue_table`)."""
         raise NotImplementedError
 
 
@@ -124,10 +131,9 @@ class LiveFigures(Figures):
                         "parse_workers": config.parse_workers},
         }
 
-    def _frontier(self, top: int) -> dict:
+    def _queues(self, top: int) -> tuple[dict, list[tuple]]:
         frontier = self.crawler.frontier
-        return frontier.stats() | {"largest": [dict(zip(("queue", "state", "pending", "fetched"), row))
-                                               for row in frontier.queue_table(top)]}
+        return frontier.stats(), frontier.queue_table(top)
 
     # -- actions ------------------------------------------------------------------------------------
     def pause(self) -> None:

@@ -1,0 +1,165 @@
+"""The operator's console (pycrawler/console, docs/console.md) in a real browser: Debian's
+headless chromium driven by Selenium, on one crawl of a loopback synthetic web shared by the
+tests in their order (look, scrape, refuse, pause and resume, stop, then the stopped state);
+and a real Prometheus (Debian's package) scraping its /metrics.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+import urllib.parse
+
+import pytest
+from selenium.webdriver.common.by import By
+
+from console_harness import ROOT, ConsoleCrawl, chromium, http, wait_for
+from pycrawler.crawl.site import free_port
+
+PROMETHEUS = "/usr/bin/prometheus"
+
+
+@pytest.fixture(scope="module")
+def crawl(tmp_path_factory):
+    with ConsoleCrawl(tmp_path_factory.mktemp("console")) as crawl:
+        yield crawl
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        driver = chromium()
+    except LookupError as exc:
+        pytest.fail(str(exc))
+    yield driver
+    driver.quit()
+
+
+def text(browser, element_id: str) -> str:
+    return browser.find_element(By.ID, element_id).text
+
+
+def count(browser, element_id: str) -> int | None:
+    shown = text(browser, element_id).replace(",", "")
+    return int(shown) if shown.isdigit() else None
+
+
+def chart_pixels(browser, element_id: str) -> int:
+    """Pixels painted on the chart's canvas (0 for a canvas of no size, or a blank one)."""
+    return browser.execute_script(
+        "const c = document.querySelector(`#${arguments[0]} canvas`);"
+        "if (!c || !c.width || !c.height) return 0;"
+        "const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+        "let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n;", element_id)
+
+
+def series_points(browser, chart: str) -> int:
+    return browser.execute_script(f"return charts.{chart}.data[0].length")
+
+
+def use_token(browser, token: str) -> None:
+    field = browser.find_element(By.ID, "token")
+    field.clear()
+    field.send_keys(token)
+
+
+def test_the_page_shows_the_running_crawl_its_counts_move_and_its_chart_draws(crawl, browser):
+    browser.get(crawl.url)
+    first = wait_for(lambda: count(browser, "fetched"), 30, "a fetched count on the page")
+    wait_for(lambda: (count(browser, "fetched") or 0) > first, 10, "the fetched count moving")
+    assert text(browser, "status") == "running"
+    assert count(browser, "pending") > 0
+    wait_for(lambda: series_points(browser, "recent") >= 2, 10, "two seconds of rates in the chart")
+    wait_for(lambda: chart_pixels(browser, "chart-recent") > 0, 5, "the chart painted")
+    assert "127.0.0.1" in text(browser, "hosts") and "127.0.0.2" in text(browser, "hosts")
+    wait_for(lambda: "text/html" in text(browser, "log"), 5, "crawl.log's lines on the page")
+    assert "text/html" in text(browser, "mime") and "200" in text(browser, "codes")
+
+
+def test_a_real_prometheus_scrapes_the_metrics(crawl, tmp_path):
+    if not shutil.which(PROMETHEUS):
+        pytest.fail(f"{PROMETHEUS} missing: scripts/setup installs prometheus")
+    target = urllib.parse.urlsplit(crawl.url).netloc
+    config = tmp_path / "prometheus.yml"
+    config.write_text(json.dumps({  # YAML reads JSON
+        "global": {"scrape_interval": "1s"},
+        "scrape_configs": [{"job_name": "pycrawler", "static_configs": [{"targets": [target]}]}]}))
+    port = free_port()
+    with open(tmp_path / "prometheus.log", "w") as log:
+        prometheus = subprocess.Popen([PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'data'}",
+                                       f"--web.listen-address=127.0.0.1:{port}"], stdout=log, stderr=log)
+    try:
+        def fetched_in_prometheus() -> float | None:
+            query = urllib.parse.urlencode({"query": 'pycrawler_pages_fetched_total{job="pycrawler"}'})
+            try:
+                status, body = http(f"http://127.0.0.1:{port}/api/v1/query?{query}")
+            except OSError:
+                return None  # not listening yet
+            results = json.loads(body)["data"]["result"] if status == 200 else []
+            return float(results[0]["value"][1]) if results else None
+
+        scraped = wait_for(fetched_in_prometheus, 30, "Prometheus holding pycrawler_pages_fetched_total", every=0.5)
+        assert 0 < scraped <= crawl.figures()["counts"]["fetched"]
+    finally:
+        prometheus.terminate()
+        prometheus.wait(timeout=30)
+
+
+def test_a_wrong_or_missing_token_or_another_origin_changes_nothing(crawl, browser):
+    before = crawl.figures()["counts"]["fetched"]
+    assert crawl.post("pause", None)[0] == 401
+    assert crawl.post("stop", "not-the-token")[0] == 401
+    assert crawl.post("pause", crawl.token, Origin="http://elsewhere.example")[0] == 403
+    use_token(browser, "not-the-token")
+    browser.find_element(By.ID, "pause").click()
+    wait_for(lambda: "refused: 401" in text(browser, "message"), 5, "the page telling the refusal")
+    wait_for(lambda: crawl.figures()["counts"]["fetched"] > before, 10, "the crawl going on")
+    figures = crawl.figures()
+    assert not figures["paused"] and not figures["stopping"]
+    assert text(browser, "status") == "running"
+
+
+def test_pause_stops_crawl_log_within_two_seconds_and_resume_starts_it_again(crawl, browser):
+    use_token(browser, crawl.token)
+    browser.find_element(By.ID, "pause").click()
+    wait_for(lambda: text(browser, "status") == "paused", 3, "the page showing the pause")
+    time.sleep(2)
+    held = crawl.log_size()
+    time.sleep(1.5)
+    assert crawl.log_size() == held, "crawl.log grew while paused"
+    browser.find_element(By.ID, "resume").click()
+    wait_for(lambda: crawl.log_size() > held, 5, "crawl.log growing after resume")
+    wait_for(lambda: text(browser, "status") == "running", 3, "the page showing the crawl running")
+
+
+def test_stop_ends_the_crawl_with_its_summary(crawl, browser):
+    browser.find_element(By.ID, "stop").click()
+    browser.switch_to.alert.accept()
+    code, out = crawl.finish()
+    assert code == 130, out
+    assert "(interrupted)" in out and "rate:" in out and "crawl.log:" in out
+    assert not (crawl.state / "console.token").exists()
+
+
+def test_the_page_shows_a_stopped_crawl_read_only(crawl, browser):
+    assert crawl.process.poll() is not None
+    answered = sum(1 for line in (crawl.state / "crawl.log").read_text().splitlines() if int(line.split()[1]) > 0)
+    port = free_port()
+    console = subprocess.Popen([sys.executable, "-m", "pycrawler", "console", str(crawl.state),
+                                "--listen", f"127.0.0.1:{port}"], stdout=subprocess.PIPE, text=True,
+                               cwd=ROOT)
+    try:
+        assert "console:" in console.stdout.readline()
+        browser.get(f"http://127.0.0.1:{port}/")
+        wait_for(lambda: text(browser, "status") == "stopped", 10, "the page showing a stopped crawl")
+        wait_for(lambda: count(browser, "fetched") == answered, 5, "crawl.log's answered fetches on the page")
+        assert not browser.find_element(By.ID, "actions").is_displayed()
+        wait_for(lambda: chart_pixels(browser, "chart-recent") > 0, 5, "the stopped crawl's chart painted")
+        assert http(f"http://127.0.0.1:{port}/api/pause", method="POST",
+                    headers={"X-Pycrawler-Token": (crawl.state / "console.token").read_text().strip()})[0] == 409
+    finally:
+        console.terminate()
+        console.wait(timeout=30)

@@ -71,8 +71,9 @@ def ok_urls(state: Path) -> list[str]:
 
 
 def run(docs: Path = DOCS_ROOT, state: Path = DEFAULT_STATE, *, concurrency: int = 32,
-        progress: bool | None = None) -> Summary:
-    """Serve ``docs``, crawl it into ``state`` (emptied first), measure coverage."""
+        progress: bool | None = None, console: str | None = None) -> Summary:
+    """Serve ``docs``, crawl it into ``state`` (emptied first), measure coverage; ``console``:
+    serve the crawl's console there (``[HOST:]PORT``, as ``crawl --console``)."""
     if not docs.is_dir() or not (docs / SEED_PAGE).is_file():
         raise SetupError(f"the JDK API documentation is not at {docs}: run scripts/setup "
                          "(it installs Debian's openjdk-17-doc), or point --docs at another copy")
@@ -80,7 +81,8 @@ def run(docs: Path = DOCS_ROOT, state: Path = DEFAULT_STATE, *, concurrency: int
     site = StaticSite(docs)
     with site as base_url:
         config = CrawlConfig(seeds=[base_url + SEED_PAGE], state=state, politeness=Politeness.none(),
-                             queue_policy="bkdr", concurrency=concurrency, progress=progress)
+                             queue_policy="bkdr", concurrency=concurrency, progress=progress,
+                             console=console)
         crawl = Crawler(config).run()
     started = time.perf_counter()
     truth = reachable_pages(docs, SEED_PAGE, base_url=base_url)

@@ -66,7 +66,7 @@ class ConsoleServer:
         console = cls(LiveFigures(crawler), *parse_listen(listen))
         await console.start()
         console._ticker = asyncio.create_task(console._tick())
-        print(f"pycrawler crawl: console at {console.url} (actions want the token in {console.token.path})",
+        print(f"pycrawler: console at {console.url} (actions want the token in {console.token.path})",
               file=sys.stderr, flush=True)
         return console
 

@@ -17,6 +17,8 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from console_harness import ROOT, ConsoleCrawl, chromium, http, wait_for
+from pycrawler.console.crawl_log import LogTally, tail
+from pycrawler.crawl.crawllog import format_line
 from pycrawler.crawl.site import free_port
 
 PROMETHEUS = "/usr/bin/prometheus"
@@ -163,3 +165,30 @@ def test_the_page_shows_a_stopped_crawl_read_only(crawl, browser):
     finally:
         console.terminate()
         console.wait(timeout=30)
+
+
+def test_crawl_log_tally_counts_codes_hosts_and_rates_a_line_once(tmp_path):
+    """The reports' source (pycrawler/console/crawl_log.py), on lines crawl.log's own writer made:
+    a line is counted once, a half-written one waits for its end."""
+    log = tmp_path / "crawl.log"
+    lines = [format_line(status=200, url="http://a.test/1", size=1000, content_type="text/html", logged_at=100.2),
+             format_line(status=200, url="http://a.test/2", size=3000, content_type="text/html; charset=utf-8",
+                         logged_at=100.7),
+             format_line(status=404, url="http://b.test/x", size=10, content_type="text/plain", logged_at=101.5),
+             format_line(status=-9998, url="http://b.test/private", logged_at=101.6),
+             format_line(status=-2, url="http://c.test/", logged_at=102.4)]
+    log.write_text("".join(lines[:3]) + lines[3][:20])
+    tally = LogTally(log, from_end=False)
+    tally.read()
+    assert tally.codes == {200: 2, 404: 1}
+    with open(log, "a") as appended:
+        appended.write(lines[3][20:] + lines[4])
+    tally.read()
+    tally.read()
+    assert tally.codes == {200: 2, 404: 1, -9998: 1, -2: 1}
+    assert tally.mime == {"text/html": 2, "text/plain": 1}
+    assert tally.host_rows(2) == [{"host": "a.test", "fetched": 2, "errors": 0, "bytes": 4000, "precluded": 0},
+                                  {"host": "b.test", "fetched": 1, "errors": 1, "bytes": 10, "precluded": 1}]
+    times, pages, megabytes = tally.recent.series(None)
+    assert times == [100, 101] and pages == [2, 1] and megabytes == [0.004, 0.00001]
+    assert tail(log, contains="b.test") == [lines[2].strip(), lines[3].strip()]

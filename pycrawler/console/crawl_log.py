@@ -57,13 +57,19 @@ def _line_time(stamp: str) -> float | None:
 
 
 class RateSeries:
-    """Pages and bytes per time bucket; :meth:`series` gives (times, pages/s, MB/s) lists."""
+    """Pages and bytes per time bucket; :meth:`series` gives (times, pages/s, MB/s) lists.
+    ``partial``: the bucket still filling is given too, as its rate so far (a minute's bucket
+    is too long to leave out of a running crawl's picture; a second's is not). A bucket the
+    crawl covered only in part (its first, its last) is divided by the seconds it covered."""
 
-    def __init__(self, bucket: int, keep: int | None):
-        self.bucket, self.keep = bucket, keep
+    def __init__(self, bucket: int, keep: int | None, *, partial: bool = False):
+        self.bucket, self.keep, self.partial = bucket, keep, partial
         self.points: dict[int, list[int]] = {}
+        self.start = self.end = 0.0  # the first and last times added
 
     def add(self, when: float, size: int) -> None:
+        self.start = when if not self.points else self.start
+        self.end = when
         slot = int(when) // self.bucket * self.bucket
         point = self.points.get(slot)
         if point is None:
@@ -74,21 +80,24 @@ class RateSeries:
         point[1] += size
 
     def series(self, until: float | None = None) -> list[list[float]]:
-        """Every bucket from the first to the one before ``until``'s (empty ones as zero: the
-        bucket still filling is left out, as its rate would read as a drop), or to the last one
-        when ``until`` is None (a stopped crawl)."""
+        """Every bucket from the first to ``until``'s (empty ones as zero; the one still filling
+        only when ``partial``: else its rate would read as a drop), or to the last one when
+        ``until`` is None (a stopped crawl)."""
         if not self.points:
             return [[], [], []]
         first = min(self.points)
-        last = max(self.points) if until is None else int(until) // self.bucket * self.bucket - self.bucket
+        filling = None if until is None else int(until) // self.bucket * self.bucket
+        last = max(self.points) if filling is None else filling if self.partial else filling - self.bucket
         if self.keep is not None:
             first = max(first, last - (self.keep - 1) * self.bucket)
         times, pages, megabytes = [], [], []
         for slot in range(first, last + 1, self.bucket):
             count, size = self.points.get(slot, (0, 0))
+            covered = min(slot + self.bucket, self.end if until is None else until) - max(slot, self.start)
+            seconds = min(max(covered, 1.0), self.bucket)
             times.append(slot)
-            pages.append(count / self.bucket)
-            megabytes.append(round(size / 1e6 / self.bucket, 4))
+            pages.append(count / seconds)
+            megabytes.append(round(size / 1e6 / seconds, 6))
         return [times, pages, megabytes]
 
 
@@ -102,7 +111,7 @@ class LogTally:
         self.mime: collections.Counter = collections.Counter()
         self.hosts: dict[str, HostFigures] = collections.defaultdict(HostFigures)
         self.recent = RateSeries(1, RECENT_SECONDS)
-        self.whole = RateSeries(WHOLE_BUCKET, None)
+        self.whole = RateSeries(WHOLE_BUCKET, None, partial=True)
         self.first: float | None = None
         self.last: float | None = None
         self.lines = 0

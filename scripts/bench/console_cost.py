@@ -10,9 +10,12 @@ and a poller that asks what an open page asks (``/api/figures`` every second, th
 hosts and crawl.log reports every two, as ``static/console.js`` does) plus a Prometheus scrape
 of ``/metrics`` every 5 seconds; the two alternate which goes first, round after round, so the
 machine's drift hits them alike. A crawl runs ``--seconds``; its rate is the crawl.log lines
-after the first ``--warmup`` seconds over the time since. The crawl's flags are those of
-crawl_threads.py (``--seen drum --concurrency 32 --delay 0 --queue-policy bkdr``). The last
-line gives the medians and the console's cost in percent.
+after the first ``--warmup`` seconds over the time since, and its CPU per page the crawling
+process's CPU time over those lines (``/proc``: its threads, the page workers left out, whose
+work the console does not change); on a shared machine the CPU per page moves less with the
+others' load than the rate. The crawl's flags are those of crawl_threads.py (``--seen drum
+--concurrency 32 --delay 0 --queue-policy bkdr``). The last line gives the medians and the
+console's cost in percent.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from crawl_threads import CRAWL_FLAGS, ROOT, LineCounter, write_site  # noqa: E402
+from crawl_threads import CRAWL_FLAGS, ROOT, LineCounter, thread_cpu, write_site  # noqa: E402
 
 from pycrawler.crawl.site import StaticSite, free_port  # noqa: E402
 
@@ -52,8 +55,8 @@ def poll(base: str, stop: threading.Event) -> None:
                     pass  # the console is not up yet
 
 
-def crawl(url: str, state: Path, console: bool, args: argparse.Namespace) -> float:
-    """Pages/s of one crawl (module docstring)."""
+def crawl(url: str, state: Path, console: bool, args: argparse.Namespace) -> tuple[float, float]:
+    """Pages/s and CPU ms per page of one crawl (module docstring)."""
     port = free_port()
     command = [sys.executable, "-m", "pycrawler", "crawl", url + "index.html", "--state", str(state), *CRAWL_FLAGS,
                "--queue-policy", "bkdr", "--delay", "0", *(["--console", f"127.0.0.1:{port}"] if console else [])]
@@ -67,9 +70,11 @@ def crawl(url: str, state: Path, console: bool, args: argparse.Namespace) -> flo
     pages = LineCounter(state / "crawl.log")
     try:
         time.sleep(args.warmup)
-        first, started = pages.count(), time.monotonic()
+        first, started, cpu = pages.count(), time.monotonic(), sum(thread_cpu(process.pid).values())
         time.sleep(args.seconds - args.warmup)
-        rate = (pages.count() - first) / (time.monotonic() - started)
+        cpu = sum(thread_cpu(process.pid).values()) - cpu
+        done = pages.count() - first
+        rate, cpu_ms = done / (time.monotonic() - started), 1000 * cpu / max(done, 1)
         if process.poll() is not None:
             raise SystemExit(f"the crawl ended before {args.seconds} s: use a larger --pages")
     finally:
@@ -77,7 +82,7 @@ def crawl(url: str, state: Path, console: bool, args: argparse.Namespace) -> flo
         if process.poll() is None:
             process.terminate()
         process.wait()
-    return rate
+    return rate, cpu_ms
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,14 +97,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"writing {args.pages:,} pages into {site}", flush=True)
         write_site(site, args.pages)
     rates: dict[bool, list[float]] = {False: [], True: []}
+    cpu: dict[bool, list[float]] = {False: [], True: []}
     with StaticSite(site, server="nginx") as url, tempfile.TemporaryDirectory(prefix="console-cost-") as scratch:
         for round_ in range(args.rounds):
             for console in (round_ % 2 == 1, round_ % 2 == 0):
-                rate = crawl(url, Path(scratch) / f"{round_}-{console}", console, args)
+                rate, cpu_ms = crawl(url, Path(scratch) / f"{round_}-{console}", console, args)
                 rates[console].append(rate)
-                print(f"round {round_} {'console' if console else 'plain'}: {rate:.1f} pages/s", flush=True)
+                cpu[console].append(cpu_ms)
+                print(f"round {round_} {'console' if console else 'plain'}: {rate:.1f} pages/s, "
+                      f"{cpu_ms:.2f} CPU ms/page", flush=True)
     plain, with_console = statistics.median(rates[False]), statistics.median(rates[True])
-    print(f"plain_pps={plain:.1f} console_pps={with_console:.1f} cost={100 * (plain - with_console) / plain:.1f}%")
+    plain_cpu, console_cpu = statistics.median(cpu[False]), statistics.median(cpu[True])
+    print(f"plain_pps={plain:.1f} console_pps={with_console:.1f} cost={100 * (plain - with_console) / plain:.1f}% "
+          f"plain_cpu_ms={plain_cpu:.2f} console_cpu_ms={console_cpu:.2f} "
+          f"cpu_cost={100 * (console_cpu - plain_cpu) / plain_cpu:.1f}%")
     return 0
 
 

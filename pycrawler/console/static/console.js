@@ -50,6 +50,8 @@ $("add-seeds").onclick = () => act("seeds", {urls: $("seeds").value.split(/\s+/)
 function chart(id, title) {
   const options = {
     title, width: 520, height: 220,
+    // One point (a crawl's first minute) would stretch the time axis over years.
+    scales: {x: {time: true, range: (u, min, max) => min === max ? [min - 60, max + 60] : [min, max]}},
     series: [{}, {label: "pages/s", stroke: "#2a6fdb", scale: "pages"},
              {label: "MB/s", stroke: "#d9822b", scale: "mb"}],
     axes: [{}, {scale: "pages", label: "pages/s"}, {scale: "mb", side: 1, label: "MB/s", grid: {show: false}}],

@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from .console.server import CrawlConsole
 from .crawl.engine import FETCHED, Crawler
 from .crawl.settings import CrawlConfig, CrawlSummary
 from .crawl.ground_truth import coverage, reachable_pages
@@ -81,9 +82,8 @@ def run(docs: Path = DOCS_ROOT, state: Path = DEFAULT_STATE, *, concurrency: int
     site = StaticSite(docs)
     with site as base_url:
         config = CrawlConfig(seeds=[base_url + SEED_PAGE], state=state, politeness=Politeness.none(),
-                             queue_policy="bkdr", concurrency=concurrency, progress=progress,
-                             console=console)
-        crawl = Crawler(config).run()
+                             queue_policy="bkdr", concurrency=concurrency, progress=progress)
+        crawl = Crawler(config, console=CrawlConsole(console) if console else None).run()
     started = time.perf_counter()
     truth = reachable_pages(docs, SEED_PAGE, base_url=base_url)
     _, covered = coverage(ok_urls(state), truth, docs, base_url)

@@ -1,7 +1,8 @@
 """The operator's console (pycrawler/console, docs/console.md) in a real browser: Debian's
 headless chromium driven by Selenium, on one crawl of a loopback synthetic web shared by the
 tests in their order (look, scrape, refuse, pause and resume, stop, then the stopped state);
-and a real Prometheus (Debian's package) scraping its /metrics.
+a real Prometheus (Debian's package) scraping its /metrics; and, without a crawl, the crawl.log
+tally the reports come from and the access rules request by request.
 """
 
 from __future__ import annotations
@@ -14,9 +15,12 @@ import time
 import urllib.parse
 
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import make_mocked_request
 from selenium.webdriver.common.by import By
 
 from console_harness import ROOT, ConsoleCrawl, chromium, http, wait_for
+from pycrawler.console.access import Gate, Token
 from pycrawler.console.crawl_log import LogTally, tail
 from pycrawler.crawl.crawllog import format_line
 from pycrawler.crawl.site import free_port
@@ -192,3 +196,30 @@ def test_crawl_log_tally_counts_codes_hosts_and_rates_a_line_once(tmp_path):
     times, pages, megabytes = tally.recent.series(None)
     assert times == [100, 101] and pages == [2, 1] and megabytes == [0.004, 0.00001]
     assert tail(log, contains="b.test") == [lines[2].strip(), lines[3].strip()]
+
+
+def test_another_address_than_loopback_wants_the_token_for_every_read(tmp_path):
+    """pycrawler/console/access.py's rules, request by request: on 0.0.0.0 a read without the
+    token is refused as an action is; on loopback another Host (a rebound DNS name) is refused."""
+    token = Token(tmp_path)
+    assert oct((tmp_path / "console.token").stat().st_mode & 0o777) == "0o600"
+    remote, local = Gate(token, "0.0.0.0", 8765), Gate(token, "127.0.0.1", 8765)
+
+    def refusal(gate, method, path, **headers) -> int | None:
+        request = make_mocked_request(method, path, headers={"Host": "127.0.0.1:8765", **headers})
+        try:
+            gate.check(request, action=method == "POST", reads_data=path != "/")
+        except web.HTTPException as refused:
+            return refused.status
+        return None
+
+    assert refusal(remote, "GET", "/api/figures") == 401
+    assert refusal(remote, "GET", "/metrics", Authorization=f"Bearer {token.value}") is None
+    assert refusal(remote, "GET", "/") is None  # the page itself, which asks for the token
+    assert refusal(local, "GET", "/api/figures") is None
+    assert refusal(local, "GET", "/api/figures", Host="rebound.example:8765") == 421
+    assert refusal(local, "POST", "/api/stop", **{"X-Pycrawler-Token": token.value}) is None
+    assert refusal(local, "POST", "/api/stop", **{"X-Pycrawler-Token": token.value},
+                   Origin="http://elsewhere.example") == 403
+    token.remove()
+    assert not (tmp_path / "console.token").exists()

@@ -7,12 +7,12 @@ import ipaddress
 import os
 from pathlib import Path
 
+from ..console.server import CrawlConsole
 from ..crawl.diskspace import DEFAULT_MIN_FREE_MB
 from ..crawl.engine import Crawler
 from ..crawl.settings import CrawlConfig, parse_delay, state_defaults
 from ..crawl.scope import SCOPES, server
 from ..crawl.stop_signals import StopSignals
-from ..console.access import parse_listen
 from ..errors import BadInput, PycrawlerError
 from ..jvm import crawl_jvm, keep_error_files_in
 from ..progress import add_option as add_progress_option
@@ -135,8 +135,7 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
         canon=args.canon, seen_key=args.seen_key, warc=args.warc, trace=args.trace,
         fsync=args.fsync, min_free_mb=args.min_free, obey_robots=not args.no_robots,
         contact_url=contact_for(args.seeds, args.contact), parse_workers=args.parse_workers, progress=args.progress,
-        serve=args.serve_port if args.serve else None, stats=args.stats,
-        console=args.console and ":".join(map(str, parse_listen(args.console))))
+        serve=args.serve_port if args.serve else None, stats=args.stats)
 
 
 def run_crawl(args: argparse.Namespace) -> int:
@@ -147,7 +146,8 @@ def run_crawl(args: argparse.Namespace) -> int:
     with StopSignals() as signals:  # joining a cluster is start-up too, and the summary's lines close the run
         exchange = join(args, [s.strip() for s in args.seeds if s.strip()])
         try:
-            summary = _crawl(Crawler(config, exchange), args.state, signals)
+            console = CrawlConsole(args.console) if args.console else None
+            summary = _crawl(Crawler(config, exchange, console), args.state, signals)
         finally:
             if exchange is not None:
                 exchange.close()

@@ -16,7 +16,6 @@ import functools
 import os
 import time
 from pathlib import Path
-from urllib.parse import urlsplit
 
 RECENT_SECONDS = 600
 """Seconds of the per-second series (the chart's 'last minutes')."""
@@ -28,7 +27,10 @@ READ_AT_MOST = 4 << 20
 """Bytes of new log one :meth:`LogTally.read` takes (a stopped crawl's log is read in such steps)."""
 
 TAIL_BYTES = 256 << 10
-"""Bytes from the end of crawl.log the log report looks through."""
+"""Bytes from the end of crawl.log the log report looks through at most."""
+
+TAIL_STEP = 16 << 10
+"""Bytes the log report reads back at a time, until it has its lines."""
 
 
 @dataclasses.dataclass(slots=True)
@@ -54,6 +56,12 @@ def _line_time(stamp: str) -> float | None:
         return _second(stamp[:19]) + int(stamp[20:23]) / 1000
     except (ValueError, IndexError):
         return None
+
+
+def _host(url: str) -> str:
+    """``host:port`` of an absolute URL (crawl.log's are), without a full parse: a line costs little."""
+    parts = url.split("/", 3)
+    return parts[2] if len(parts) > 2 else url
 
 
 class RateSeries:
@@ -144,7 +152,7 @@ class LogTally:
             return
         size = int(fields[2]) if fields[2].isdigit() else 0
         when = _line_time(fields[0])
-        host = self.hosts[urlsplit(fields[3]).netloc]
+        host = self.hosts[_host(fields[3])]
         self.lines += 1
         self.codes[status] += 1
         if status == ROBOTS_PRECLUDED:
@@ -170,13 +178,18 @@ class LogTally:
 
 def tail(path: Path, *, contains: str = "", limit: int = 100) -> list[str]:
     """The last ``limit`` lines of crawl.log (within its last :data:`TAIL_BYTES`) that contain
-    ``contains``."""
+    ``contains``, read back from the end a step at a time until they are found."""
     try:
         with open(path, "rb") as log:
             size = log.seek(0, os.SEEK_END)
-            log.seek(max(0, size - TAIL_BYTES))
-            text = log.read().decode("utf-8", "replace")
+            step, found = TAIL_STEP, []
+            while True:
+                start = max(0, size - step)
+                log.seek(start)
+                lines = log.read(size - start).decode("utf-8", "replace").splitlines()[1 if start else 0:]
+                found = [line for line in lines if contains in line]
+                if len(found) >= limit or start == 0 or step >= TAIL_BYTES:
+                    return found[-limit:]
+                step *= 2
     except FileNotFoundError:
         return []
-    lines = text.splitlines()[1 if size > TAIL_BYTES else 0:]
-    return [line for line in lines if contains in line][-limit:]

@@ -17,7 +17,7 @@ path                   verb  what
 =====================  ====  ==========================================================
 
 Who is let in is :mod:`.access`'s to decide. A running crawl's console runs on the crawl's
-event loop (:meth:`ConsoleServer.for_crawl`), so a handler reads and acts on the crawl
+event loop (:class:`CrawlConsole`), so a handler reads and acts on the crawl
 between two of its steps, never beside one.
 """
 
@@ -60,16 +60,6 @@ class ConsoleServer:
         self._runner: web.AppRunner | None = None
         self._ticker: asyncio.Task | None = None
 
-    @classmethod
-    async def for_crawl(cls, crawler, listen: str) -> "ConsoleServer":
-        """Start the console of a running crawl on its loop; the address goes to stderr."""
-        console = cls(LiveFigures(crawler), *parse_listen(listen))
-        await console.start()
-        console._ticker = asyncio.create_task(console._tick())
-        print(f"pycrawler: console at {console.url} (actions want the token in {console.token.path})",
-              file=sys.stderr, flush=True)
-        return console
-
     @property
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
@@ -98,6 +88,7 @@ class ConsoleServer:
             raise BadInput(f"the console cannot listen on {self.host}:{self.port}: {exc.strerror or exc}") from None
         self.port = self._runner.addresses[0][1]
         self.gate.bind(self.port)
+        self._ticker = asyncio.create_task(self._tick())
 
     async def close(self) -> None:
         """Stop listening and remove the token file; idempotent."""
@@ -165,3 +156,23 @@ class ConsoleServer:
         if not urls or bad:
             raise web.HTTPBadRequest(text=f"seeds must be http(s) URLs with a host; got {bad or 'none'}\n")
         return urls
+
+
+class CrawlConsole:
+    """The console of a running crawl, as :class:`~pycrawler.crawl.engine.Crawler` takes it:
+    started on the crawl's loop once its stores are open, closed before they close."""
+
+    def __init__(self, listen: str):
+        self.host, self.port = parse_listen(listen)  # a bad address is refused before the crawl starts
+        self.server: ConsoleServer | None = None
+
+    async def start(self, crawler) -> None:
+        """Listen; the address goes to stderr."""
+        self.server = ConsoleServer(LiveFigures(crawler), self.host, self.port)
+        await self.server.start()
+        print(f"pycrawler: console at {self.server.url} (actions want the token in {self.server.token.path})",
+              file=sys.stderr, flush=True)
+
+    async def close(self) -> None:
+        if self.server is not None:
+            await self.server.close()

@@ -135,11 +135,13 @@ def is_transient(status: int) -> bool:
 class Crawler(FlushPath, ExchangePath):
     """Runs a :class:`CrawlConfig`'s crawl (:meth:`run`), resumable from its state folder."""
 
-    def __init__(self, config: CrawlConfig, exchange: LinkExchange | None = None):
+    def __init__(self, config: CrawlConfig, exchange: LinkExchange | None = None, console=None):
         """``exchange``: the cluster this crawl is a worker of (:mod:`pycrawler.cluster`), or
-        None for a crawl on its own; the caller starts and closes it."""
+        None for a crawl on its own; the caller starts and closes it. ``console``: served
+        on the crawl's loop while it runs (:class:`pycrawler.console.server.CrawlConsole`)."""
         self.config = config
         self.exchange = exchange
+        self.console = console
         self._exchanged = 0.0
         self._fetched_elsewhere = np.empty(0, dtype=np.uint64)  # sorted keys earlier owners of own hosts fetched
         seeds = [s.strip() for s in config.seeds if s.strip()]
@@ -369,11 +371,9 @@ class Crawler(FlushPath, ExchangePath):
         fetch_config = FetchConfig(contact_url=config.contact_url, connections=max(64, config.concurrency * 2),
                                    connections_per_host=config.concurrency, **config.fetch)
         self.progress = Progress(enabled=config.progress)
-        console = None
         try:
-            if config.console is not None:
-                from ..console.server import ConsoleServer
-                console = await ConsoleServer.for_crawl(self, config.console)
+            if self.console is not None:
+                await self.console.start(self)
             await loop.run_in_executor(None, self.pages.warm_up)
             async with Fetcher(fetch_config) as fetcher:
                 self.fetcher = fetcher
@@ -395,8 +395,8 @@ class Crawler(FlushPath, ExchangePath):
                     self._flush()
         finally:
             self._signals.closing()
-            if console is not None:
-                await console.close()
+            if self.console is not None:
+                await self.console.close()
             self.pages.close()
             self.progress.close()
 

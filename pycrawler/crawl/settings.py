@@ -99,7 +99,6 @@ class CrawlConfig:
     progress: bool | None = None          # None: when stderr is a terminal
     serve: int | None = None              # serve the state through py4j on this port (0: any free one)
     stats: Path | None = None             # append the crawl's counters to this file every second
-    console: str | None = None            # serve the operator's console on [HOST:]PORT (pycrawler.console)
 
 
 @dataclasses.dataclass

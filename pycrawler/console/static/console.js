@@ -51,7 +51,10 @@ function chart(id, title) {
   const options = {
     title, width: 520, height: 220,
     // One point (a crawl's first minute) would stretch the time axis over years.
-    scales: {x: {time: true, range: (u, min, max) => min === max ? [min - 60, max + 60] : [min, max]}},
+    // Rates read from zero up.
+    scales: {x: {time: true, range: (u, min, max) => min === max ? [min - 60, max + 60] : [min, max]},
+             pages: {range: (u, min, max) => [0, Math.max(max, 1) * 1.1]},
+             mb: {range: (u, min, max) => [0, Math.max(max, 0.01) * 1.1]}},
     series: [{}, {label: "pages/s", stroke: "#2a6fdb", scale: "pages"},
              {label: "MB/s", stroke: "#d9822b", scale: "mb"}],
     axes: [{}, {scale: "pages", label: "pages/s"}, {scale: "mb", side: 1, label: "MB/s", grid: {show: false}}],

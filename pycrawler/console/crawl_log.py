@@ -123,9 +123,11 @@ class LogTally:
         self.first: float | None = None
         self.last: float | None = None
         self.lines = 0
+        self.read_at = time.time()  # when the last read began: every line logged before it is in
 
     def read(self) -> int:
         """Tally the whole lines appended since the last call; returns how many bytes it read."""
+        self.read_at = time.time()
         try:
             with open(self.path, "rb") as log:
                 log.seek(self.offset)

@@ -24,6 +24,10 @@ MB = 1 << 20
 REFRESH_SECONDS = 1.0
 """A snapshot or report is made again at most this often."""
 
+TICK_SECONDS = 2.0
+"""crawl.log is tallied this often (its lines carry their own times: a less frequent read
+changes no figure, only how late it shows)."""
+
 QUEUE_COLUMNS = ("queue", "state", "pending", "fetched")
 
 RATE_WINDOW = 10
@@ -84,8 +88,8 @@ class Figures:
                 "history": {"recent": recent, "whole": tally.whole.series(until)}}
 
     def _now(self) -> float | None:
-        """The end of the chart's time axis."""
-        return time.time()
+        """The end of the chart's time axis: the last read of crawl.log, whose lines are all in."""
+        return self.tally.read_at
 
     def _frontier(self, top: int) -> dict:
         stats, rows = self._queues(top)

@@ -34,12 +34,10 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from ..crawl.scope import server as url_server
 from ..errors import BadInput
 from .access import Gate, Token, parse_listen
-from .figures import REFRESH_SECONDS, Figures, LiveFigures
+from .figures import TICK_SECONDS, Figures, LiveFigures
 from .metrics import registry_for
 
 STATIC = Path(__file__).resolve().parent / "static"
-PAGE_ROUTES = ("/", "/static/")
-"""Paths that give out the page itself, no crawl data: open to every request the address check lets in."""
 
 
 def _int_param(request: web.Request, name: str, default: int, most: int) -> int:
@@ -105,13 +103,13 @@ class ConsoleServer:
     async def _tick(self) -> None:
         while True:
             self.figures.tick()
-            await asyncio.sleep(REFRESH_SECONDS)
+            await asyncio.sleep(TICK_SECONDS)
 
     # -- handlers -------------------------------------------------------------------------------------
     @web.middleware
     async def _admit(self, request: web.Request, handler):
-        self.gate.check(request, action=request.method == "POST",
-                        reads_data=not (request.path == "/" or request.path.startswith("/static/")))
+        page_itself = request.path == "/" or request.path.startswith("/static/")  # no crawl data in it
+        self.gate.check(request, action=request.method == "POST", reads_data=not page_itself)
         return await handler(request)
 
     async def _page(self, request: web.Request) -> web.FileResponse:

@@ -6,16 +6,16 @@
 The site is :func:`scripts.bench.crawl_threads.write_site`'s (``N`` static pages on one host,
 ~25 links a page), written once into ``bench-output/threads-site-N`` and served by nginx on
 127.0.0.1. Each round crawls it twice from scratch, once plain and once with ``--console``
-and a poller that asks what an open page asks (``/api/figures`` every second, the frontier,
-hosts and crawl.log reports every two, as ``static/console.js`` does) plus a Prometheus scrape
-of ``/metrics`` every 5 seconds; the two alternate which goes first, round after round, so the
+and a poller that asks what an open page asks (``/api/figures`` every two seconds, the
+frontier, hosts and crawl.log reports every five, as ``static/console.js`` does) plus a
+Prometheus scrape of ``/metrics`` every 5 seconds; the two alternate which goes first, round after round, so the
 machine's drift hits them alike. A crawl runs ``--seconds``; its rate is the crawl.log lines
 after the first ``--warmup`` seconds over the time since, and its CPU per page the crawling
 process's CPU time over those lines (``/proc``: its threads, the page workers left out, whose
 work the console does not change); on a shared machine the CPU per page moves less with the
 others' load than the rate. The crawl's flags are those of crawl_threads.py (``--seen drum
---concurrency 32 --delay 0 --queue-policy bkdr``). The last line gives the medians and the
-console's cost in percent.
+--concurrency 32 --delay 0 --queue-policy bkdr``). The last line gives the medians, and the
+medians of each round's console run over its plain run (the pairs share the load of the moment).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from crawl_threads import CRAWL_FLAGS, ROOT, LineCounter, thread_cpu, write_site
 
 from pycrawler.crawl.site import StaticSite, free_port  # noqa: E402
 
-POLLS = (("api/figures", 1.0), ("api/frontier?top=15", 2.0), ("api/hosts?limit=15", 2.0),
-         ("api/log?limit=40&contains=", 2.0), ("metrics", 5.0))
+POLLS = (("api/figures", 2.0), ("api/frontier?top=15", 5.0), ("api/hosts?limit=15", 5.0),
+         ("api/log?limit=40&contains=", 5.0), ("metrics", 5.0))
 """What an open page (and a Prometheus) asks, and how often (seconds)."""
 
 
@@ -55,8 +55,9 @@ def poll(base: str, stop: threading.Event) -> None:
                     pass  # the console is not up yet
 
 
-def crawl(url: str, state: Path, console: bool, args: argparse.Namespace) -> tuple[float, float]:
-    """Pages/s and CPU ms per page of one crawl (module docstring)."""
+def crawl(url: str, state: Path, console: bool, args: argparse.Namespace) -> tuple[float, dict[str, float]]:
+    """Pages/s and CPU ms per page of one crawl, by thread group (crawl_threads.py's main, refq,
+    other) and in all (module docstring)."""
     port = free_port()
     command = [sys.executable, "-m", "pycrawler", "crawl", url + "index.html", "--state", str(state), *CRAWL_FLAGS,
                "--queue-policy", "bkdr", "--delay", "0", *(["--console", f"127.0.0.1:{port}"] if console else [])]
@@ -70,11 +71,13 @@ def crawl(url: str, state: Path, console: bool, args: argparse.Namespace) -> tup
     pages = LineCounter(state / "crawl.log")
     try:
         time.sleep(args.warmup)
-        first, started, cpu = pages.count(), time.monotonic(), sum(thread_cpu(process.pid).values())
+        first, started, cpu = pages.count(), time.monotonic(), thread_cpu(process.pid)
         time.sleep(args.seconds - args.warmup)
-        cpu = sum(thread_cpu(process.pid).values()) - cpu
+        cpu = {group: seconds - cpu[group] for group, seconds in thread_cpu(process.pid).items()}
         done = pages.count() - first
-        rate, cpu_ms = done / (time.monotonic() - started), 1000 * cpu / max(done, 1)
+        rate = done / (time.monotonic() - started)
+        cpu_ms = {group: 1000 * seconds / max(done, 1) for group, seconds in cpu.items()}
+        cpu_ms["all"] = sum(cpu_ms.values())
         if process.poll() is not None:
             raise SystemExit(f"the crawl ended before {args.seconds} s: use a larger --pages")
     finally:
@@ -97,20 +100,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"writing {args.pages:,} pages into {site}", flush=True)
         write_site(site, args.pages)
     rates: dict[bool, list[float]] = {False: [], True: []}
-    cpu: dict[bool, list[float]] = {False: [], True: []}
+    cpu: dict[bool, list[dict[str, float]]] = {False: [], True: []}
     with StaticSite(site, server="nginx") as url, tempfile.TemporaryDirectory(prefix="console-cost-") as scratch:
         for round_ in range(args.rounds):
             for console in (round_ % 2 == 1, round_ % 2 == 0):
                 rate, cpu_ms = crawl(url, Path(scratch) / f"{round_}-{console}", console, args)
                 rates[console].append(rate)
                 cpu[console].append(cpu_ms)
-                print(f"round {round_} {'console' if console else 'plain'}: {rate:.1f} pages/s, "
-                      f"{cpu_ms:.2f} CPU ms/page", flush=True)
-    plain, with_console = statistics.median(rates[False]), statistics.median(rates[True])
-    plain_cpu, console_cpu = statistics.median(cpu[False]), statistics.median(cpu[True])
-    print(f"plain_pps={plain:.1f} console_pps={with_console:.1f} cost={100 * (plain - with_console) / plain:.1f}% "
-          f"plain_cpu_ms={plain_cpu:.2f} console_cpu_ms={console_cpu:.2f} "
-          f"cpu_cost={100 * (console_cpu - plain_cpu) / plain_cpu:.1f}%")
+                print(f"round {round_} {'console' if console else 'plain'}: {rate:.1f} pages/s, CPU ms/page "
+                      + " ".join(f"{group} {ms:.2f}" for group, ms in cpu_ms.items()), flush=True)
+    # Each round's console run against its plain run: the pairs share the machine's load of the moment.
+    ratio = statistics.median(c / p for c, p in zip(rates[True], rates[False]))
+    cpu_ratio = statistics.median(c["all"] / p["all"] for c, p in zip(cpu[True], cpu[False]))
+    median = {console: {group: statistics.median(run[group] for run in runs) for group in runs[0]}
+              for console, runs in cpu.items()}
+    print(f"plain_pps={statistics.median(rates[False]):.1f} console_pps={statistics.median(rates[True]):.1f} "
+          f"paired_pps_ratio={ratio:.3f} paired_cpu_ratio={cpu_ratio:.3f} "
+          + " ".join(f"{'console' if console else 'plain'}_{group}_ms={ms:.2f}"
+                     for console, groups in median.items() for group, ms in groups.items()))
     return 0
 
 

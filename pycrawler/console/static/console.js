@@ -2,7 +2,8 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const FIGURES_EVERY_MS = 1000, REPORTS_EVERY_MS = 2000;
+// Every poll is work on the crawl's own loop: a few seconds' delay shows a long crawl just as well.
+const FIGURES_EVERY_MS = 2000, REPORTS_EVERY_MS = 5000;
 const number = new Intl.NumberFormat("en");
 
 function bytes(n) {

@@ -60,7 +60,7 @@ class ConsoleCrawl:
         self.process: subprocess.Popen | None = None
         self.url = ""
 
-    def __enter__(self) -> "ConsoleCrawl":
+    def __enter__(self) -> ConsoleCrawl:
         self.server.start()
         port = free_port()
         self.stderr = self.folder / "crawl.stderr"

@@ -32,9 +32,9 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from crawl_threads import CRAWL_FLAGS, ROOT, LineCounter, thread_cpu, write_site  # noqa: E402
+from crawl_threads import CRAWL_FLAGS, ROOT, LineCounter, thread_cpu, write_site
 
-from pycrawler.crawl.site import StaticSite, free_port  # noqa: E402
+from pycrawler.crawl.site import StaticSite, free_port
 
 POLLS = (("api/figures", 2.0), ("api/frontier?top=15", 5.0), ("api/hosts?limit=15", 5.0),
          ("api/log?limit=40&contains=", 5.0), ("metrics", 5.0))

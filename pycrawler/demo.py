@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from .console.server import CrawlConsole
 from .crawl.engine import FETCHED, Crawler
 from .crawl.settings import CrawlConfig, CrawlSummary
 from .errors import BadInput, SetupError
@@ -71,8 +72,9 @@ def ok_urls(state: Path) -> list[str]:
 
 
 def run(docs: Path = DOCS_ROOT, state: Path = DEFAULT_STATE, *, concurrency: int = CrawlConfig.concurrency,
-        progress: bool | None = None) -> Summary:
-    """Serve ``docs``, crawl it into ``state`` (emptied first), measure coverage."""
+        progress: bool | None = None, console: str | None = None) -> Summary:
+    """Serve ``docs``, crawl it into ``state`` (emptied first), measure coverage; ``console``:
+    serve the crawl's console there (``[HOST:]PORT``, as ``crawl --console``)."""
     if not docs.is_dir() or not (docs / SEED_PAGE).is_file():
         raise SetupError(f"the JDK API documentation is not at {docs}: run scripts/setup "
                          "(it installs Debian's openjdk-17-doc), or point --docs at another copy")
@@ -81,7 +83,7 @@ def run(docs: Path = DOCS_ROOT, state: Path = DEFAULT_STATE, *, concurrency: int
     with site as base_url:
         config = CrawlConfig(seeds=[base_url + SEED_PAGE], state=state, politeness=Politeness.none(),
                              queue_policy="bkdr", concurrency=concurrency, progress=progress)
-        crawl = Crawler(config).run()
+        crawl = Crawler(config, console=CrawlConsole(console) if console else None).run()
     started = time.perf_counter()
     truth = reachable_pages(docs, SEED_PAGE, base_url=base_url)
     _, covered = coverage(ok_urls(state), truth, docs, base_url)

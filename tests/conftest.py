@@ -45,6 +45,8 @@ ANY_JE = frozenset({
     "test_cluster", "test_cluster_assignment", "test_cluster_central", "test_cluster_end",
     "test_crawl_outputs", "test_crawl_traps", "test_crawl_url_cache", "test_progress", "test_demo",
     "test_scrapy",
+    # The console reads the crawl's counters and crawl.log; the page and /metrics are above the store.
+    "test_console",
     # The wheel carries its own JE 18, whatever the leg.
     "test_wheel",
     # Signals and the JVM's error file: JPype's and the JVM's handlers, whatever JE is loaded.

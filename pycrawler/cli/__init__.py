@@ -15,14 +15,14 @@ import traceback
 from .. import progress
 from ..errors import PycrawlerError, as_disk_full
 from ..store import je_choice
-from . import cachesim, cluster, crawl, crawler4j, demo, fingerprint, frontier, heritrix, info, serve, store
+from . import cachesim, cluster, console, crawl, crawler4j, demo, fingerprint, frontier, heritrix, info, serve, store
 from .jsonl import utf8_stdout
 
 DESCRIPTION = ("pycrawler: crawl frontiers and URL-seen tables on Berkeley DB Java Edition (JE), driven from "
                "Python; tools for the JE stores of Heritrix, crawler4j and other programs.")
 """The first lines of ``pycrawler --help``: plain text, for a user's first contact."""
 
-GROUPS = (info, demo, crawl, cluster, store, serve, fingerprint, frontier, heritrix, crawler4j, cachesim)
+GROUPS = (info, demo, crawl, console, cluster, store, serve, fingerprint, frontier, heritrix, crawler4j, cachesim)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -7,6 +7,7 @@ import ipaddress
 import os
 from pathlib import Path
 
+from ..console.server import CrawlConsole
 from ..crawl.engine import Crawler
 from ..crawl.settings import CrawlConfig, parse_delay, state_defaults
 from ..crawl.scope import SCOPES, server
@@ -116,6 +117,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--stats", type=Path, metavar="FILE",
                    help="append the crawl's counters to FILE every second, one JSON line each (seen-table "
                         "checks, flush time, JE cache misses and log bytes; for benchmarks)")
+    p.add_argument("--console", metavar="[HOST:]PORT",
+                   help="serve the operator's console (a web page, its JSON and Prometheus /metrics; pause, resume, "
+                        "stop, add seeds) on 127.0.0.1:PORT, or HOST:PORT (then every request wants the token); "
+                        "the token is in DIR/console.token; see docs/console.md")
     add_worker_options(p)
     p.set_defaults(run=run_crawl)
 
@@ -142,7 +147,8 @@ def run_crawl(args: argparse.Namespace) -> int:
     with StopSignals() as signals:  # joining a cluster is start-up too, and the summary's lines close the run
         exchange = join(args, [s.strip() for s in args.seeds if s.strip()])
         try:
-            summary = _crawl(Crawler(config, exchange), args.state, signals)
+            console = CrawlConsole(args.console) if args.console else None
+            summary = _crawl(Crawler(config, exchange, console), args.state, signals)
         finally:
             if exchange is not None:
                 exchange.close()

@@ -20,6 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"the crawl's state folder, rebuilt on each run (default: ./{demo.DEFAULT_STATE})")
     p.add_argument("--concurrency", type=int, default=CrawlConfig.concurrency, metavar="N",
                    help="fetches in flight (default %(default)s)")
+    p.add_argument("--console", metavar="[HOST:]PORT",
+                   help="watch the crawl in the operator's console there (its address is printed; see docs/console.md)")
     p.set_defaults(run=run_demo)
 
 
@@ -27,7 +29,7 @@ def run_demo(args: argparse.Namespace) -> int:
     for name, value in CRAWL_JVM.items():
         os.environ.setdefault(name, value)
     print(f"crawling {args.docs} served on 127.0.0.1 into {args.state} ...", flush=True)
-    summary = demo.run(args.docs, args.state, concurrency=args.concurrency)
+    summary = demo.run(args.docs, args.state, concurrency=args.concurrency, console=args.console)
     for line in demo.report(summary, args.state):
         print(line)
     return 0

@@ -135,11 +135,13 @@ def is_transient(status: int) -> bool:
 class Crawler(FlushPath, ExchangePath):
     """Runs a :class:`CrawlConfig`'s crawl (:meth:`run`), resumable from its state folder."""
 
-    def __init__(self, config: CrawlConfig, exchange: LinkExchange | None = None):
+    def __init__(self, config: CrawlConfig, exchange: LinkExchange | None = None, console=None):
         """``exchange``: the cluster this crawl is a worker of (:mod:`pycrawler.cluster`), or
-        None for a crawl on its own; the caller starts and closes it."""
+        None for a crawl on its own; the caller starts and closes it. ``console``: served
+        on the crawl's loop while it runs (:class:`pycrawler.console.server.CrawlConsole`)."""
         self.config = config
         self.exchange = exchange
+        self.console = console
         self._exchanged = 0.0
         self._fetched_elsewhere = np.empty(0, dtype=np.uint64)  # sorted keys earlier owners of own hosts fetched
         seeds = [s.strip() for s in config.seeds if s.strip()]
@@ -161,6 +163,7 @@ class Crawler(FlushPath, ExchangePath):
         self.path_rule = PathRepetitionRule()
         self.summary = CrawlSummary(url_cache=config.url_cache)
         self._stopping = False
+        self.paused = False  # the console's pause: no new fetch starts
         self._finished: list[Finished] = []
         self._in_process = 0
         self._repeats = 0  # links the page workers dropped as passed on before (dupes avoided)
@@ -319,6 +322,20 @@ class Crawler(FlushPath, ExchangePath):
         if self._wakeup is not None:
             self._wakeup.set()
 
+    def pause(self) -> None:
+        """Start no new fetch; the fetches in flight finish and their pages are committed."""
+        self.paused = True
+
+    def resume(self) -> None:
+        self.paused = False
+        self._wakeup.set()
+
+    def add_seeds(self, urls: list[str]) -> None:
+        """Schedule more seeds (from the loop's thread), through the cluster when a worker."""
+        links = [Link(url, 0, "", None) for url in urls]
+        self._schedule(self.exchange.add(links) if self.exchange is not None else links)
+        self._wakeup.set()
+
     def stop_now(self) -> None:
         """Stop without waiting for the fetches in flight: they are cancelled and stay pending;
         what finished is still flushed."""
@@ -355,6 +372,8 @@ class Crawler(FlushPath, ExchangePath):
                                    connections_per_host=config.concurrency, **config.fetch)
         self.progress = Progress(enabled=config.progress)
         try:
+            if self.console is not None:
+                await self.console.start(self)
             await loop.run_in_executor(None, self.pages.warm_up)
             async with Fetcher(fetch_config) as fetcher:
                 self.fetcher = fetcher
@@ -376,6 +395,8 @@ class Crawler(FlushPath, ExchangePath):
                     self._flush()
         finally:
             self._signals.closing()
+            if self.console is not None:
+                await self.console.close()
             self.pages.close()
             self.progress.close()
 
@@ -391,6 +412,9 @@ class Crawler(FlushPath, ExchangePath):
         frontier = self.frontier
         while not self._stopping:
             self._wakeup.clear()
+            if self.paused:
+                await self._wakeup.wait()
+                continue
             room = self._room()
             wait = None
             if room > 0:

@@ -1,0 +1,176 @@
+"""The console's aiohttp application: the page, its JSON, ``/metrics`` and the actions.
+
+=====================  ====  ==========================================================
+path                   verb  what
+=====================  ====  ==========================================================
+``/``                  GET   the page (``static/index.html``), which polls the JSON below
+``/static/NAME``       GET   its script, style sheet and uPlot
+``/api/figures``       GET   the figures (:mod:`.figures`)
+``/api/frontier``      GET   queues by state and the ``top`` largest (default 20)
+``/api/hosts``         GET   hosts by fetches: fetched, errors, bytes, precluded (``limit``)
+``/api/log``           GET   crawl.log's last ``limit`` lines containing ``contains``
+``/metrics``           GET   Prometheus' text format (:mod:`.metrics`)
+``/api/pause``         POST  no new fetch starts; the ones in flight finish and commit
+``/api/resume``        POST  fetches start again
+``/api/stop``          POST  the graceful stop a first SIGINT makes, with the summary
+``/api/seeds``         POST  schedule the URLs of the JSON body ``{"urls": [...]}``
+=====================  ====  ==========================================================
+
+Who is let in is :mod:`.access`'s to decide. A running crawl's console runs on the crawl's
+event loop (:class:`CrawlConsole`), so a handler reads and acts on the crawl
+between two of its steps, never beside one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from pathlib import Path
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from ..crawl.scope import server as url_server
+from ..errors import BadInput
+from .access import Gate, Token, parse_listen
+from .figures import TICK_SECONDS, Figures, LiveFigures
+from .metrics import registry_for
+
+STATIC = Path(__file__).resolve().parent / "static"
+
+
+def _int_param(request: web.Request, name: str, default: int, most: int) -> int:
+    try:
+        return max(1, min(int(request.query.get(name, default)), most))
+    except ValueError:
+        raise web.HTTPBadRequest(text=f"{name} must be a number\n") from None
+
+
+class ConsoleServer:
+    """Serves one :class:`~.figures.Figures` on ``host:port`` (module docstring)."""
+
+    def __init__(self, figures: Figures, host: str, port: int):
+        self.figures, self.host, self.port = figures, host, port
+        self.token = Token(figures.state)
+        self.gate = Gate(self.token, host, port)
+        self.registry = registry_for(figures)
+        self._runner: web.AppRunner | None = None
+        self._ticker: asyncio.Task | None = None
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/"
+
+    def app(self) -> web.Application:
+        app = web.Application(middlewares=[self._admit])
+        app.router.add_get("/", self._page)
+        app.router.add_static("/static/", STATIC)
+        app.router.add_get("/api/figures", self._figures)
+        app.router.add_get("/api/frontier", self._frontier)
+        app.router.add_get("/api/hosts", self._hosts)
+        app.router.add_get("/api/log", self._log)
+        app.router.add_get("/metrics", self._metrics)
+        for action in ("pause", "resume", "stop", "seeds"):
+            app.router.add_post(f"/api/{action}", self._act)
+        return app
+
+    async def start(self) -> None:
+        self._runner = web.AppRunner(self.app(), access_log=None)
+        await self._runner.setup()
+        try:
+            await web.TCPSite(self._runner, self.host, self.port).start()
+        except OSError as exc:
+            await self.close()
+            raise BadInput(f"the console cannot listen on {self.host}:{self.port}: {exc.strerror or exc}") from None
+        self.port = self._runner.addresses[0][1]
+        self.gate.bind(self.port)
+        self._ticker = asyncio.create_task(self._tick())
+
+    async def close(self) -> None:
+        """Stop listening and remove the token file; idempotent."""
+        if self._ticker is not None:
+            self._ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._ticker
+            self._ticker = None
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        self.token.remove()
+
+    async def _tick(self) -> None:
+        while True:
+            self.figures.tick()
+            await asyncio.sleep(TICK_SECONDS)
+
+    # -- handlers -------------------------------------------------------------------------------------
+    @web.middleware
+    async def _admit(self, request: web.Request, handler):
+        page_itself = request.path == "/" or request.path.startswith("/static/")  # no crawl data in it
+        self.gate.check(request, action=request.method == "POST", reads_data=not page_itself)
+        return await handler(request)
+
+    async def _page(self, request: web.Request) -> web.FileResponse:
+        return web.FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
+
+    async def _figures(self, request: web.Request) -> web.Response:
+        return web.json_response(self.figures.snapshot() | {"can_act": self.figures.can_act})
+
+    async def _frontier(self, request: web.Request) -> web.Response:
+        return web.json_response(self.figures.frontier(_int_param(request, "top", 20, 1000)))
+
+    async def _hosts(self, request: web.Request) -> web.Response:
+        return web.json_response(self.figures.hosts(_int_param(request, "limit", 50, 10_000)))
+
+    async def _log(self, request: web.Request) -> web.Response:
+        lines = self.figures.log_lines(request.query.get("contains", ""), _int_param(request, "limit", 100, 5000))
+        return web.json_response(lines)
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        return web.Response(body=generate_latest(self.registry), headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def _act(self, request: web.Request) -> web.Response:
+        figures = self.figures
+        if not figures.can_act:
+            raise web.HTTPConflict(text="this console shows a stopped crawl: it has nothing to act on\n")
+        action = request.path.rsplit("/", 1)[1]
+        if action == "seeds":
+            urls = await self._seed_urls(request)
+            figures.add_seeds(urls)
+            return web.json_response({"added": len(urls)})
+        getattr(figures, action)()
+        return web.json_response({"done": action})
+
+    @staticmethod
+    async def _seed_urls(request: web.Request) -> list[str]:
+        try:
+            body = await request.json()
+            urls = [url.strip() for url in body["urls"] if url.strip()]
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise web.HTTPBadRequest(text='send {"urls": ["http://...", ...]}\n') from None
+        bad = [url for url in urls if url_server(url) is None]
+        if not urls or bad:
+            raise web.HTTPBadRequest(text=f"seeds must be http(s) URLs with a host; got {bad or 'none'}\n")
+        return urls
+
+
+class CrawlConsole:
+    """The console of a running crawl, as :class:`~pycrawler.crawl.engine.Crawler` takes it:
+    started on the crawl's loop once its stores are open, closed before they close."""
+
+    def __init__(self, listen: str):
+        self.host, self.port = parse_listen(listen)  # a bad address is refused before the crawl starts
+        self.server: ConsoleServer | None = None
+
+    async def start(self, crawler) -> None:
+        """Listen; the address goes to stderr."""
+        self.server = ConsoleServer(LiveFigures(crawler), self.host, self.port)
+        await self.server.start()
+        print(f"pycrawler: console at {self.server.url} (actions want the token in {self.server.token.path})",
+              file=sys.stderr, flush=True)
+
+    async def close(self) -> None:
+        if self.server is not None:
+            await self.server.close()

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""What the operator's console costs a crawl: pages/s with and without ``--console``, same site, same run.
+
+    .venv/bin/python scripts/bench/console_cost.py --pages 100000 --rounds 3 --seconds 60
+
+The site is :func:`scripts.bench.crawl_threads.write_site`'s (``N`` static pages on one host,
+~25 links a page), written once into ``bench-output/threads-site-N`` and served by nginx on
+127.0.0.1. Each round crawls it twice from scratch, once plain and once with ``--console``
+and a poller that asks what an open page asks (``/api/figures`` every two seconds, the
+frontier, hosts and crawl.log reports every five, as ``static/console.js`` does) plus a
+Prometheus scrape of ``/metrics`` every 5 seconds; the two alternate which goes first, round after round, so the
+machine's drift hits them alike. A crawl runs ``--seconds``; its rate is the crawl.log lines
+after the first ``--warmup`` seconds over the time since, and its CPU per page the crawling
+process's CPU time over those lines (``/proc``: its threads, the page workers left out, whose
+work the console does not change); on a shared machine the CPU per page moves less with the
+others' load than the rate. The crawl's flags are those of crawl_threads.py (``--seen drum
+--concurrency 32 --delay 0 --queue-policy bkdr``). The last line gives the medians, and the
+medians of each round's console run over its plain run (the pairs share the load of the moment).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from crawl_threads import CRAWL_FLAGS, ROOT, LineCounter, thread_cpu, write_site
+
+from pycrawler.local_servers import free_port
+from pycrawler.static_site.server import StaticSite
+
+POLLS = (("api/figures", 2.0), ("api/frontier?top=15", 5.0), ("api/hosts?limit=15", 5.0),
+         ("api/log?limit=40&contains=", 5.0), ("metrics", 5.0))
+"""What an open page (and a Prometheus) asks, and how often (seconds)."""
+
+
+def poll(base: str, stop: threading.Event) -> None:
+    """Ask :data:`POLLS` of the console at ``base`` until ``stop``."""
+    due = {path: 0.0 for path, _ in POLLS}
+    while not stop.wait(0.1):
+        for path, every in POLLS:
+            if time.monotonic() >= due[path]:
+                due[path] = time.monotonic() + every
+                try:
+                    with urllib.request.urlopen(base + path, timeout=5) as answer:
+                        answer.read()
+                except OSError:
+                    pass  # the console is not up yet
+
+
+def crawl(url: str, state: Path, console: bool, args: argparse.Namespace) -> tuple[float, dict[str, float]]:
+    """Pages/s and CPU ms per page of one crawl, by thread group (crawl_threads.py's main, refq,
+    other) and in all (module docstring)."""
+    port = free_port()
+    command = [sys.executable, "-m", "pycrawler", "crawl", url + "index.html", "--state", str(state), *CRAWL_FLAGS,
+               "--queue-policy", "bkdr", "--delay", "0", *(["--console", f"127.0.0.1:{port}"] if console else [])]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    stop = threading.Event()
+    poller = threading.Thread(target=poll, args=(f"http://127.0.0.1:{port}/", stop), daemon=True)
+    with open(state.with_suffix(".out"), "wb") as out:
+        process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+    if console:
+        poller.start()
+    pages = LineCounter(state / "crawl.log")
+    try:
+        time.sleep(args.warmup)
+        first, started, cpu = pages.count(), time.monotonic(), thread_cpu(process.pid)
+        time.sleep(args.seconds - args.warmup)
+        cpu = {group: seconds - cpu[group] for group, seconds in thread_cpu(process.pid).items()}
+        done = pages.count() - first
+        rate = done / (time.monotonic() - started)
+        cpu_ms = {group: 1000 * seconds / max(done, 1) for group, seconds in cpu.items()}
+        cpu_ms["all"] = sum(cpu_ms.values())
+        if process.poll() is not None:
+            raise SystemExit(f"the crawl ended before {args.seconds} s: use a larger --pages")
+    finally:
+        stop.set()
+        if process.poll() is None:
+            process.terminate()
+        process.wait()
+    return rate, cpu_ms
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
+    parser.add_argument("--pages", type=int, default=100_000, help="pages of the generated site")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=60.0, help="seconds each crawl runs")
+    parser.add_argument("--warmup", type=float, default=15.0, help="seconds of start-up left out of the rate")
+    args = parser.parse_args(argv)
+    site = ROOT / "bench-output" / f"threads-site-{args.pages}"
+    if not site.is_dir():
+        print(f"writing {args.pages:,} pages into {site}", flush=True)
+        write_site(site, args.pages)
+    rates: dict[bool, list[float]] = {False: [], True: []}
+    cpu: dict[bool, list[dict[str, float]]] = {False: [], True: []}
+    with StaticSite(site, server="nginx") as url, tempfile.TemporaryDirectory(prefix="console-cost-") as scratch:
+        for round_ in range(args.rounds):
+            for console in (round_ % 2 == 1, round_ % 2 == 0):
+                rate, cpu_ms = crawl(url, Path(scratch) / f"{round_}-{console}", console, args)
+                rates[console].append(rate)
+                cpu[console].append(cpu_ms)
+                print(f"round {round_} {'console' if console else 'plain'}: {rate:.1f} pages/s, CPU ms/page "
+                      + " ".join(f"{group} {ms:.2f}" for group, ms in cpu_ms.items()), flush=True)
+    # Each round's console run against its plain run: the pairs share the machine's load of the moment.
+    ratio = statistics.median(c / p for c, p in zip(rates[True], rates[False]))
+    cpu_ratio = statistics.median(c["all"] / p["all"] for c, p in zip(cpu[True], cpu[False]))
+    median = {console: {group: statistics.median(run[group] for run in runs) for group in runs[0]}
+              for console, runs in cpu.items()}
+    print(f"plain_pps={statistics.median(rates[False]):.1f} console_pps={statistics.median(rates[True]):.1f} "
+          f"paired_pps_ratio={ratio:.3f} paired_cpu_ratio={cpu_ratio:.3f} "
+          + " ".join(f"{'console' if console else 'plain'}_{group}_ms={ms:.2f}"
+                     for console, groups in median.items() for group, ms in groups.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

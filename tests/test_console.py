@@ -1,0 +1,225 @@
+"""The operator's console (pycrawler/console, docs/console.md) in a real browser: Debian's
+headless chromium driven by Selenium, on one crawl of a loopback synthetic web shared by the
+tests in their order (look, scrape, refuse, pause and resume, stop, then the stopped state);
+a real Prometheus (Debian's package) scraping its /metrics; and, without a crawl, the crawl.log
+tally the reports come from and the access rules request by request.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+import urllib.parse
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import make_mocked_request
+from selenium.webdriver.common.by import By
+
+from console_harness import ROOT, ConsoleCrawl, chromium, http, wait_for
+from pycrawler.console.access import Gate, Token
+from pycrawler.console.crawl_log import LogTally, tail
+from pycrawler.crawl.crawllog import format_line
+from pycrawler.local_servers import free_port
+
+PROMETHEUS = "/usr/bin/prometheus"
+
+
+@pytest.fixture(scope="module")
+def crawl(tmp_path_factory):
+    with ConsoleCrawl(tmp_path_factory.mktemp("console")) as crawl:
+        yield crawl
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        driver = chromium()
+    except LookupError as exc:
+        pytest.fail(str(exc))
+    yield driver
+    driver.quit()
+
+
+def text(browser, element_id: str) -> str:
+    return browser.find_element(By.ID, element_id).text
+
+
+def count(browser, element_id: str) -> int | None:
+    shown = text(browser, element_id).replace(",", "")
+    return int(shown) if shown.isdigit() else None
+
+
+def chart_pixels(browser, element_id: str) -> int:
+    """Pixels painted on the chart's canvas (0 for a canvas of no size, or a blank one)."""
+    return browser.execute_script(
+        "const c = document.querySelector(`#${arguments[0]} canvas`);"
+        "if (!c || !c.width || !c.height) return 0;"
+        "const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+        "let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n;", element_id)
+
+
+def series_points(browser, chart: str) -> int:
+    return browser.execute_script(f"return charts.{chart}.data[0].length")
+
+
+def use_token(browser, token: str) -> None:
+    field = browser.find_element(By.ID, "token")
+    field.clear()
+    field.send_keys(token)
+
+
+def test_the_page_shows_the_running_crawl_its_counts_move_and_its_chart_draws(crawl, browser):
+    browser.get(crawl.url)
+    first = wait_for(lambda: count(browser, "fetched"), 30, "a fetched count on the page")
+    wait_for(lambda: (count(browser, "fetched") or 0) > first, 10, "the fetched count moving")
+    assert text(browser, "status") == "running"
+    assert count(browser, "pending") > 0
+    wait_for(lambda: series_points(browser, "recent") >= 2, 10, "two seconds of rates in the chart")
+    wait_for(lambda: chart_pixels(browser, "chart-recent") > 0, 5, "the chart painted")
+    assert "127.0.0.1" in text(browser, "hosts") and "127.0.0.2" in text(browser, "hosts")
+    wait_for(lambda: "text/html" in text(browser, "log"), 5, "crawl.log's lines on the page")
+    assert "text/html" in text(browser, "mime") and "200" in text(browser, "codes")
+
+
+def test_a_real_prometheus_scrapes_the_metrics(crawl, tmp_path):
+    if not shutil.which(PROMETHEUS):
+        pytest.fail(f"{PROMETHEUS} missing: scripts/setup installs prometheus")
+    target = urllib.parse.urlsplit(crawl.url).netloc
+    config = tmp_path / "prometheus.yml"
+    config.write_text(json.dumps({  # YAML reads JSON
+        "global": {"scrape_interval": "1s"},
+        "scrape_configs": [{"job_name": "pycrawler", "static_configs": [{"targets": [target]}]}]}))
+    port = free_port()
+    with open(tmp_path / "prometheus.log", "w") as log:
+        prometheus = subprocess.Popen([PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'data'}",
+                                       f"--web.listen-address=127.0.0.1:{port}"], stdout=log, stderr=log)
+    try:
+        def fetched_in_prometheus() -> float | None:
+            query = urllib.parse.urlencode({"query": 'pycrawler_pages_fetched_total{job="pycrawler"}'})
+            try:
+                status, body = http(f"http://127.0.0.1:{port}/api/v1/query?{query}")
+            except OSError:
+                return None  # not listening yet
+            results = json.loads(body)["data"]["result"] if status == 200 else []
+            return float(results[0]["value"][1]) if results else None
+
+        scraped = wait_for(fetched_in_prometheus, 30, "Prometheus holding pycrawler_pages_fetched_total", every=0.5)
+        assert 0 < scraped <= crawl.figures()["counts"]["fetched"]
+    finally:
+        prometheus.terminate()
+        prometheus.wait(timeout=30)
+
+
+def test_a_wrong_or_missing_token_or_another_origin_changes_nothing(crawl, browser):
+    before = crawl.figures()["counts"]["fetched"]
+    assert crawl.post("pause", None)[0] == 401
+    assert crawl.post("stop", "not-the-token")[0] == 401
+    assert crawl.post("pause", crawl.token, Origin="http://elsewhere.example")[0] == 403
+    use_token(browser, "not-the-token")
+    browser.find_element(By.ID, "pause").click()
+    wait_for(lambda: "refused: 401" in text(browser, "message"), 5, "the page telling the refusal")
+    wait_for(lambda: crawl.figures()["counts"]["fetched"] > before, 10, "the crawl going on")
+    figures = crawl.figures()
+    assert not figures["paused"] and not figures["stopping"]
+    assert text(browser, "status") == "running"
+
+
+def test_pause_stops_crawl_log_within_two_seconds_and_resume_starts_it_again(crawl, browser):
+    use_token(browser, crawl.token)
+    browser.find_element(By.ID, "pause").click()
+    wait_for(lambda: text(browser, "status") == "paused", 3, "the page showing the pause")
+    time.sleep(2)
+    held = crawl.log_size()
+    time.sleep(1.5)
+    assert crawl.log_size() == held, "crawl.log grew while paused"
+    browser.find_element(By.ID, "resume").click()
+    wait_for(lambda: crawl.log_size() > held, 5, "crawl.log growing after resume")
+    wait_for(lambda: text(browser, "status") == "running", 3, "the page showing the crawl running")
+
+
+def test_stop_ends_the_crawl_with_its_summary(crawl, browser):
+    browser.find_element(By.ID, "stop").click()
+    browser.switch_to.alert.accept()
+    code, out = crawl.finish()
+    assert code == 130, out
+    assert "(interrupted)" in out and "rate:" in out and "crawl.log:" in out
+    assert not (crawl.state / "console.token").exists()
+
+
+def test_the_page_shows_a_stopped_crawl_read_only(crawl, browser):
+    assert crawl.process.poll() is not None
+    answered = sum(1 for line in (crawl.state / "crawl.log").read_text().splitlines() if int(line.split()[1]) > 0)
+    port = free_port()
+    console = subprocess.Popen([sys.executable, "-m", "pycrawler", "console", str(crawl.state),
+                                "--listen", f"127.0.0.1:{port}"], stdout=subprocess.PIPE, text=True,
+                               cwd=ROOT)
+    try:
+        assert "console:" in console.stdout.readline()
+        browser.get(f"http://127.0.0.1:{port}/")
+        wait_for(lambda: text(browser, "status") == "stopped", 10, "the page showing a stopped crawl")
+        wait_for(lambda: count(browser, "fetched") == answered, 5, "crawl.log's answered fetches on the page")
+        assert not browser.find_element(By.ID, "actions").is_displayed()
+        wait_for(lambda: chart_pixels(browser, "chart-recent") > 0, 5, "the stopped crawl's chart painted")
+        assert http(f"http://127.0.0.1:{port}/api/pause", method="POST",
+                    headers={"X-Pycrawler-Token": (crawl.state / "console.token").read_text().strip()})[0] == 409
+    finally:
+        console.terminate()
+        console.wait(timeout=30)
+
+
+def test_crawl_log_tally_counts_codes_hosts_and_rates_a_line_once(tmp_path):
+    """The reports' source (pycrawler/console/crawl_log.py), on lines crawl.log's own writer made:
+    a line is counted once, a half-written one waits for its end."""
+    log = tmp_path / "crawl.log"
+    lines = [format_line(status=200, url="http://a.test/1", size=1000, content_type="text/html", logged_at=100.2),
+             format_line(status=200, url="http://a.test/2", size=3000, content_type="text/html; charset=utf-8",
+                         logged_at=100.7),
+             format_line(status=404, url="http://b.test/x", size=10, content_type="text/plain", logged_at=101.5),
+             format_line(status=-9998, url="http://b.test/private", logged_at=101.6),
+             format_line(status=-2, url="http://c.test/", logged_at=102.4)]
+    log.write_text("".join(lines[:3]) + lines[3][:20])
+    tally = LogTally(log, from_end=False)
+    tally.read()
+    assert tally.codes == {200: 2, 404: 1}
+    with open(log, "a") as appended:
+        appended.write(lines[3][20:] + lines[4])
+    tally.read()
+    tally.read()
+    assert tally.codes == {200: 2, 404: 1, -9998: 1, -2: 1}
+    assert tally.mime == {"text/html": 2, "text/plain": 1}
+    assert tally.host_rows(2) == [{"host": "a.test", "fetched": 2, "errors": 0, "bytes": 4000, "precluded": 0},
+                                  {"host": "b.test", "fetched": 1, "errors": 1, "bytes": 10, "precluded": 1}]
+    times, pages, megabytes = tally.recent.series(None)
+    assert times == [100, 101] and pages == [2, 1] and megabytes == [0.004, 0.00001]
+    assert tail(log, contains="b.test") == [lines[2].strip(), lines[3].strip()]
+
+
+def test_another_address_than_loopback_wants_the_token_for_every_read(tmp_path):
+    """pycrawler/console/access.py's rules, request by request: on 0.0.0.0 a read without the
+    token is refused as an action is; on loopback another Host (a rebound DNS name) is refused."""
+    token = Token(tmp_path)
+    assert oct((tmp_path / "console.token").stat().st_mode & 0o777) == "0o600"
+    remote, local = Gate(token, "0.0.0.0", 8765), Gate(token, "127.0.0.1", 8765)
+
+    def refusal(gate, method, path, **headers) -> int | None:
+        request = make_mocked_request(method, path, headers={"Host": "127.0.0.1:8765", **headers})
+        try:
+            gate.check(request, action=method == "POST", reads_data=path != "/")
+        except web.HTTPException as refused:
+            return refused.status
+        return None
+
+    assert refusal(remote, "GET", "/api/figures") == 401
+    assert refusal(remote, "GET", "/metrics", Authorization=f"Bearer {token.value}") is None
+    assert refusal(remote, "GET", "/") is None  # the page itself, which asks for the token
+    assert refusal(local, "GET", "/api/figures") is None
+    assert refusal(local, "GET", "/api/figures", Host="rebound.example:8765") == 421
+    assert refusal(local, "POST", "/api/stop", **{"X-Pycrawler-Token": token.value}) is None
+    assert refusal(local, "POST", "/api/stop", **{"X-Pycrawler-Token": token.value},
+                   Origin="http://elsewhere.example") == 403
+    token.remove()
+    assert not (tmp_path / "console.token").exists()

@@ -80,8 +80,10 @@ def test_the_page_shows_the_running_crawl_its_counts_move_and_its_chart_draws(cr
     assert count(browser, "pending") > 0
     wait_for(lambda: series_points(browser, "recent") >= 2, 10, "two seconds of rates in the chart")
     wait_for(lambda: chart_pixels(browser, "chart-recent") > 0, 5, "the chart painted")
-    assert "127.0.0.1" in text(browser, "hosts") and "127.0.0.2" in text(browser, "hosts")
-    wait_for(lambda: "text/html" in text(browser, "log"), 5, "crawl.log's lines on the page")
+    # The reports are asked for every five seconds.
+    wait_for(lambda: "127.0.0.1" in text(browser, "hosts") and "127.0.0.2" in text(browser, "hosts"), 12,
+             "the hosts report")
+    wait_for(lambda: "text/html" in text(browser, "log"), 12, "crawl.log's lines on the page")
     assert "text/html" in text(browser, "mime") and "200" in text(browser, "codes")
 
 

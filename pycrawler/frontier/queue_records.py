@@ -2,10 +2,8 @@
 
 A :class:`WorkQueue` is one queue's state in RAM (a few counters, its wake time, the URL in
 process and the records read ahead from its head); :meth:`WorkQueue.record` is the value the
-``queues`` database keeps for it (:data:`QUEUE_RECORD`). :class:`QueueStates` holds every queue of
-a frontier and moves them between the states (``ready``, ``in_process``, ``snoozed``,
-``inactive``, ``retired``, ``empty``); the schedule path (:mod:`.schedule_path`) and the
-hand-out path (:mod:`.handout_path`) are given the same instance.
+``queues`` database keeps for it (:data:`QUEUE_RECORD`). :class:`QueueStates` is the state
+machine over a frontier's queues, the one object its schedule path and hand-out path share.
 """
 
 from __future__ import annotations
@@ -15,6 +13,7 @@ import heapq
 import struct
 
 from ..errors import BadInput
+from .assignment import QueueAssignment
 from .pending_records import queue_prefix
 
 PENDING, QUEUES, RETRIES, META = "pending", "queues", "retries", "frontier_meta"
@@ -83,7 +82,7 @@ class QueueStates:
     the hand-out path (:class:`~.handout_path.HandOut`) takes them out and settles them again
     as fetches end; both share one instance, under the frontier's lock."""
 
-    def __init__(self, assignment, queue_budget: int | None, max_active_queues: int | None):
+    def __init__(self, assignment: QueueAssignment, queue_budget: int | None, max_active_queues: int | None):
         self.assignment = assignment
         self.queue_budget = queue_budget
         self.max_active_queues = max_active_queues

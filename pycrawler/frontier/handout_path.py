@@ -1,17 +1,10 @@
 """The work-queue frontier's hand-out path: URLs out of ready queues, and their completions
-back in.
-
-:meth:`HandOutPath.next_batch` takes one URL from each of up to ``n`` ready queues, reading
-the heads of those whose read-ahead is empty in one Java call
-(``org.pycrawler.bridge.WorkQueues.heads``); a URL stays in ``pending`` while in process, so
-a kill -9 loses none. :meth:`HandOutPath.completed` finishes it: the queue snoozes for its
-politeness delay (or its retry backoff), and the deletion is group-committed
-(:meth:`HandOutPath._commit`).
+back in (:class:`HandOut`).
 
 A crawl that makes its completions durable later, in its own flush (after the page's outputs
-and links), calls :meth:`HandOutPath.release` as each fetch ends: the queue snoozes and hands
-out its next URL then, not a flush later, while the finished URL stays in ``pending`` until
-its completion is committed (one host at ``--delay 0`` waited a flush per page: ~40 pages/s).
+and links), calls :meth:`HandOut.release` as each fetch ends: the queue snoozes and hands out
+its next URL then, not a flush later, while the finished URL stays in ``pending`` until its
+completion is committed (one host at ``--delay 0`` waited a flush per page: ~40 pages/s).
 """
 
 from __future__ import annotations
@@ -19,132 +12,111 @@ from __future__ import annotations
 import bisect
 import collections
 import contextlib
-import heapq
-from collections.abc import Iterable
-
-import numpy as np
+import threading
+from collections.abc import Callable, Iterable
 
 from ..errors import BadInput
 from ..records.crawl_url import CrawlUrl
-from ..store.java_errors import je_errors
-from ..store.packing import pack, unpack
+from ..store.packing import pack
 from .pending_records import decode_entry
-from .politeness import FAILURE, RETRY, SUCCESS, Outcome
-from .queue_records import IN_PROCESS, PENDING, READY, SNOOZED, QueueStates, WorkQueue
+from .pending_table import PendingTable
+from .politeness import FAILURE, RETRY, SUCCESS, Outcome, Politeness
+from .queue_records import SNOOZED, QueueStates, WorkQueue, require_writable
 
 
-class HandOutPath(QueueStates):
-    """Hand-out and completion for :class:`~pycrawler.frontier.workqueues.WorkQueueFrontier`."""
+class HandOut:
+    """Hands out URLs of ready queues, takes their completions back and commits them.
+
+    What it guarantees: at most one URL of a queue (of a politeness group) is out at a time;
+    a URL handed out stays in ``pending`` while in process, and after :meth:`release` until
+    its completion is committed, so a kill -9 loses none (it is handed out again after the
+    restart); within the run, a URL whose outcome was final is not handed out again, its
+    deletion committed or not; finished URLs are deleted in group commits (:meth:`completed`).
+
+    Dependencies: ``states`` and ``table``, shared with the schedule path; the ``retries``
+    and ``queues`` databases the commit writes; ``politeness``; ``attempts`` (pending key ->
+    transient failures so far, as stored); ``totals``; ``lock``, the frontier's; ``clock``;
+    the group-commit settings of
+    :class:`~pycrawler.frontier.workqueues.WorkQueueFrontier`."""
+
+    def __init__(self, states: QueueStates, table: PendingTable, *, retry_records, queue_records,
+                 politeness: Politeness, attempts: dict[bytes, int], totals: collections.Counter,
+                 lock: threading.RLock, clock: Callable[[], float], commit_every: int, commit_interval: float,
+                 record_interval: float):
+        self.states = states
+        self.table = table
+        self.env = table.env
+        self.retry_records = retry_records
+        self.queue_records = queue_records
+        self.politeness = politeness
+        self.totals = totals
+        self.lock = lock
+        self.clock = clock
+        self.commit_every = commit_every
+        self.commit_interval = commit_interval
+        self.record_interval = record_interval
+        self.out: dict[str, WorkQueue] = {}           # URL handed out -> its queue
+        self._attempts = attempts
+        self._finished_keys: list[bytes] = []         # completions not yet committed
+        self._retry_writes: dict[bytes, int | None] = {}
+        # URL -> (pending key, final, attempts) per fetch released and not completed yet
+        self.released: dict[str, collections.deque[tuple[bytes, bool, int]]] = {}
+        self._released_keys: set[bytes] = set()       # their pending keys, when final
+        self._dirty: set[WorkQueue] = set()
+        self._first_uncommitted = 0.0
+        self._records_written = clock()
 
     def next_batch(self, n: int, now: float | None = None) -> list[CrawlUrl]:
         """Up to ``n`` URLs, each from a different ready queue; fewer (or none) when fewer
-        queues are ready. Each stays in process until :meth:`completed`."""
-        self._require_writable()
-        with self._lock:
+        queues are ready. Each stays in process until :meth:`completed` (or :meth:`release`)."""
+        require_writable(self.env)
+        with self.lock:
             now = self.clock() if now is None else now
             if self._finished_keys and now - self._first_uncommitted >= self.commit_interval:
-                self._commit()
-            self._wake(now)
-            chosen: list[WorkQueue] = []
-            while len(chosen) < n and self._ready:
-                queue = self._ready.popleft()
-                if queue.state != READY:
-                    continue
-                group = queue.group
-                if group is not None and (group.busy or group.wake > now):
-                    self._hold_for_group(queue, group, now)
-                    continue
-                queue.state = IN_PROCESS
-                if group is not None:
-                    group.busy = True
-                chosen.append(queue)
+                self.commit()
+            self.states.wake(now)
+            chosen = self.states.take_ready(n, now)
             reads = [q for q in chosen if not q.buffer and q.unread() > 0]
-            if reads and self.lifo and self._finished_keys:
+            if reads and self.table.lifo and self._finished_keys:
                 # A trimmed read-ahead can sit before finished URLs whose deletion is not
                 # committed yet: commit it, so the read does not hand them out again.
-                self._commit()
-            self._read_heads(reads)
+                self.commit()
+            # A lifo read-ahead trimmed back can read again a released URL whose completion is
+            # not committed yet: it is finished, not to hand out.
+            self.table.read_heads(reads, self._released_keys)
             out = []
             for queue in chosen:
                 if not queue.buffer:  # the counters promised URLs the store does not hold
                     queue.count = 0
-                    self._release_group(queue, now, 0.0)
-                    self._settle(queue, now)
+                    self.states.release_group(queue, now, 0.0)
+                    self.states.settle(queue, now)
                     continue
                 key, value = queue.in_process = queue.buffer.pop(0)
                 record = decode_entry(value)
-                self._out[record.ori_url] = queue
+                self.out[record.ori_url] = queue
                 out.append(record)
             self.totals["handed_out"] += len(out)
             return out
 
-    def next(self, now: float | None = None) -> CrawlUrl | None:
-        """One URL from a ready queue; None when no queue is ready (see :meth:`wait_time`)."""
-        batch = self.next_batch(1, now)
-        return batch[0] if batch else None
-
-    def poll(self, n: int, now: float | None = None) -> tuple[list[CrawlUrl], float | None]:
-        """(:meth:`next_batch`, :meth:`wait_time`): what an event loop needs in one call."""
-        batch = self.next_batch(n, now)
-        return batch, self.wait_time(now)
-
     def wait_time(self, now: float | None = None) -> float | None:
-        """Seconds until a queue can hand out a URL: 0 when one is ready now; None when
-        nothing will wake by itself (every queue is empty, retired, inactive or in process)."""
-        with self._lock:
-            now = self.clock() if now is None else now
-            while self._ready and self._ready[0].state != READY:
-                self._ready.popleft()
-            if self._ready:
-                return 0.0
-            heap = self._snoozed
-            while heap and not (heap[0][2].state == SNOOZED and heap[0][2].wake == heap[0][0]):
-                heapq.heappop(heap)
-            return max(0.0, heap[0][0] - now) if heap else None
-
-    def _read_heads(self, queues: list[WorkQueue]) -> None:
-        """Fill the read-ahead buffers of ``queues`` in one Java call."""
-        if not queues:
-            return
-        queues.sort(key=lambda q: q.prefix)
-        prefixes = pack([q.prefix for q in queues])
-        after = pack([q.read_through or b"" for q in queues])
-        work_queues, jbytes, jints = self._java
-        counts = jints(len(queues))
-        with je_errors(f"{self.env.path} database {PENDING!r}"):
-            page = work_queues.heads(self.pending.java, jbytes(prefixes[0]), jints(prefixes[1]), jbytes(after[0]),
-                                     jints(after[1]), self.prefetch, counts)
-        keys = unpack(page[0].data, page[0].offsets)
-        values = unpack(page[1].data, page[1].offsets)
-        at, again = 0, []
-        for queue, got in zip(queues, np.asarray(counts).tolist()):
-            if got:
-                rows = zip(keys[at:at + got], values[at:at + got])
-                if self._released_keys:
-                    # A lifo read-ahead trimmed back can read again a released URL whose
-                    # completion is not committed yet: it is finished, not to hand out.
-                    rows = [row for row in rows if row[0] not in self._released_keys]
-                    if not rows:
-                        again.append(queue)  # all it read was released: read on past it
-                queue.buffer.extend(rows)
-                queue.read_through = keys[at + got - 1]
-                at += got
-        self._read_heads(again)
+        """Seconds until a queue can hand out a URL (:meth:`.QueueStates.wait_time`)."""
+        with self.lock:
+            return self.states.wait_time(self.clock() if now is None else now)
 
     def completed(self, url: str | CrawlUrl, outcome: Outcome | None = None, now: float | None = None) -> bool:
-        """Finish a URL that :meth:`next` handed out; True when its outcome is final.
+        """Finish a URL that :meth:`next_batch` handed out; True when its outcome is final.
 
         A transient failure (``Outcome.retry``) leaves the URL at the head of its queue and
         snoozes the queue for the backoff; after ``politeness.max_retries`` it becomes a final
         failure. Finished URLs are deleted in group commits: after ``commit_every``
         completions, at the first :meth:`next_batch` ``commit_interval`` seconds later, or at
-        :meth:`flush` / :meth:`close`. A URL finished but not yet committed when the process
-        dies is handed out again after the restart (it counts as in process);
-        :meth:`completed_many` commits before it returns."""
-        with self._lock:
+        the frontier's :meth:`~.WorkQueueFrontier.flush` / ``close``. A URL finished but not
+        yet committed when the process dies is handed out again after the restart (it counts as
+        in process); :meth:`completed_many` commits before it returns."""
+        with self.lock:
             final = self._complete(url, outcome or Outcome(), self.clock() if now is None else now)
             if len(self._finished_keys) + len(self._retry_writes) >= self.commit_every:
-                self._commit()
+                self.commit()
             return final
 
     def completed_many(self, items: Iterable[tuple[str | CrawlUrl, Outcome]], now: float | None = None,
@@ -152,34 +124,34 @@ class HandOutPath(QueueStates):
         """:meth:`completed` for a batch, committed (durable) when it returns, or written in
         ``txn``, which then commits it with the caller's own writes; returns how many
         outcomes were final."""
-        with self._lock:
+        with self.lock:
             now = self.clock() if now is None else now
             finals = sum(self._complete(url, outcome, now) for url, outcome in items)
-            self._commit(txn=txn)
+            self.commit(txn=txn)
             return finals
 
     def release(self, url: str | CrawlUrl, outcome: Outcome | None = None, now: float | None = None) -> None:
-        """The fetch of a URL :meth:`next` handed out is over: its queue snoozes for the
+        """The fetch of a URL :meth:`next_batch` handed out is over: its queue snoozes for the
         politeness delay (or the retry backoff) from now and then hands out its next URL, as
         :meth:`completed` would; but nothing is written: the URL stays in ``pending`` (a kill
         hands it out again after the restart) until :meth:`completed` or :meth:`completed_many`
         names it with the same outcome and commits its completion."""
-        with self._lock:
-            self._require_writable()
+        with self.lock:
+            require_writable(self.env)
             name = url.ori_url if isinstance(url, CrawlUrl) else url
             key, final, attempts = self._end_fetch(name, outcome or Outcome(), self.clock() if now is None else now)
-            self._released.setdefault(name, collections.deque()).append((key, final, attempts))
+            self.released.setdefault(name, collections.deque()).append((key, final, attempts))
             if final:
                 self._released_keys.add(key)
 
     def _complete(self, url: str | CrawlUrl, outcome: Outcome, now: float) -> bool:
-        self._require_writable()
+        require_writable(self.env)
         name = url.ori_url if isinstance(url, CrawlUrl) else url
-        released = self._released.get(name)
+        released = self.released.get(name)
         if released:
             key, final, attempts = released.popleft()
             if not released:
-                del self._released[name]
+                del self.released[name]
             self._released_keys.discard(key)
         else:
             key, final, attempts = self._end_fetch(name, outcome, now)
@@ -196,7 +168,7 @@ class HandOutPath(QueueStates):
     def _end_fetch(self, name: str, outcome: Outcome, now: float) -> tuple[bytes, bool, int]:
         """Take the URL ``name`` out of process and snooze its queue; returns (its pending key,
         whether the outcome is final, its transient failures so far) for the commit."""
-        queue = self._out.pop(name, None)
+        queue = self.out.pop(name, None)
         if queue is None or queue.in_process is None:
             raise BadInput(f"{name!r} is not in process (handed out by next() and not completed)")
         key, value = queue.in_process
@@ -226,14 +198,14 @@ class HandOutPath(QueueStates):
 
     def _after_fetch(self, queue: WorkQueue, now: float, delay: float) -> None:
         queue.wake = now + delay if delay > 0 else 0.0
-        self._release_group(queue, now, delay)
-        queue.state = SNOOZED  # not READY: _settle decides from the counters and the wake time
-        self._settle(queue, now)
+        self.states.release_group(queue, now, delay)
+        queue.state = SNOOZED  # not READY: settle decides from the counters and the wake time
+        self.states.settle(queue, now)
 
-    def _commit(self, records: bool = False, txn=None) -> None:
+    def commit(self, records: bool = False, txn=None) -> None:
         """Write the finished URLs' deletions and retry counts in one transaction (``txn``, or
         one of its own), with the touched queues' records when ``records`` or
-        ``record_interval`` has passed.
+        ``record_interval`` has passed. Called under the lock.
 
         Why the records wait: one record per finished URL would double the writes of the hot
         path; what a crash can lose is a few seconds of the fetch counters (a budget may allow
@@ -247,7 +219,7 @@ class HandOutPath(QueueStates):
         dirty = sorted(self._dirty, key=lambda q: q.prefix) if records else []
         with contextlib.nullcontext(txn) if txn is not None else self.env.begin() as txn:
             if self._finished_keys:
-                self.pending.delete_many(pack(self._finished_keys), txn=txn)
+                self.table.database.delete_many(pack(self._finished_keys), txn=txn)
             if retry_put:
                 self.retry_records.put_many(pack([k for k, _ in retry_put]), pack([v for _, v in retry_put]), txn=txn)
             if retry_drop:
@@ -258,13 +230,3 @@ class HandOutPath(QueueStates):
         self._finished_keys, self._retry_writes = [], {}
         if records:
             self._dirty, self._records_written = set(), now
-
-    def flush(self) -> None:
-        """Commit every completion recorded so far, and resolve an asynchronous Visited
-        table's queued checks (DRUM), enqueueing the URLs it calls new."""
-        with self._lock:
-            if not self.read_only:
-                if self.visited is not None:
-                    with self._delivering() as txn:
-                        self.visited.flush(txn=txn)
-                self._commit(records=True)

@@ -1,8 +1,8 @@
 """The TODO protocol: the seed book's ``Frontier`` (``putUrl`` / ``getNext``), in Python.
 
-Every TODO store (pycrawler's own JE frontier, the book's ``BDBFrontier`` layout, later the
-work-queue frontier) implements it, so the crawler and the command line need not know which
-one they drive. The batch forms are part of the protocol, not conveniences: a JE-backed
+Every TODO store (pycrawler's own JE frontier, the book's ``BDBFrontier`` layout, the
+work-queue frontier of :mod:`.workqueues`) implements it, so the crawler and the command line
+need not know which one they drive. The batch forms are part of the protocol, not conveniences: a JE-backed
 frontier hands a whole batch to the JVM in one crossing.
 """
 

@@ -2,21 +2,18 @@
 
 A :class:`WorkQueue` is one queue's state in RAM (a few counters, its wake time, the URL in
 process and the records read ahead from its head); :meth:`WorkQueue.record` is the value the
-``queues`` database keeps for it (:data:`QUEUE_RECORD`). :class:`QueueStates` owns every queue of
-a frontier and moves them between the states (``ready``, ``in_process``, ``snoozed``,
-``inactive``, ``retired``, ``empty``): the schedule path (:mod:`.schedule_path`) and the
-hand-out path (:mod:`.handout_path`) both build on it, and
-:class:`~pycrawler.frontier.workqueues.WorkQueueFrontier` joins the two on a JE environment.
+``queues`` database keeps for it (:data:`QUEUE_RECORD`). :class:`QueueStates` is the state
+machine over a frontier's queues, the one object its schedule path and hand-out path share.
 """
 
 from __future__ import annotations
 
 import collections
-import functools
 import heapq
 import struct
 
 from ..errors import BadInput
+from .assignment import QueueAssignment
 from .pending_records import queue_prefix
 
 PENDING, QUEUES, RETRIES, META = "pending", "queues", "retries", "frontier_meta"
@@ -73,25 +70,32 @@ class WorkQueue:
 
 
 class QueueStates:
-    """The queues of one frontier and their states: which are ready (in hand-out order),
-    snoozed (a heap by wake time), inactive (waiting for an active slot), and the politeness
-    groups several queues share. The frontier's ``__init__`` sets the fields this uses."""
+    """The queues of one frontier and the states they move through: which are ready (in
+    hand-out order), snoozed (a heap by wake time), inactive (waiting for one of
+    ``max_active_queues`` active slots), retired (``queue_budget`` fetches spent) or empty, and
+    the politeness groups several queues share (``bkdr-host``).
 
-    queues: dict[str, WorkQueue]
-    _groups: dict[str, QueueGroup]
-    _ready: collections.deque[WorkQueue]
-    _inactive: collections.deque[WorkQueue]
-    _snoozed: list[tuple[float, int, WorkQueue]]
+    What it guarantees: a queue with nothing in process is in exactly the state its counters
+    and wake time call for (:meth:`settle`); :meth:`take_ready` hands out at most one queue of
+    a group at a time; and at most ``max_active_queues`` queues hold an active slot. The
+    schedule path (:class:`~.schedule_path.Scheduler`) puts queues here as URLs join them,
+    the hand-out path (:class:`~.handout_path.HandOut`) takes them out and settles them again
+    as fetches end; both share one instance, under the frontier's lock."""
 
-    @functools.cached_property
-    def _java(self):
-        """The bridge's ``WorkQueues`` and JPype's array types, for the calls that write and
-        read ahead beside JE (a frontier read through a gateway makes none)."""
-        import jpype
+    def __init__(self, assignment: QueueAssignment, queue_budget: int | None, max_active_queues: int | None):
+        self.assignment = assignment
+        self.queue_budget = queue_budget
+        self.max_active_queues = max_active_queues
+        self.queues: dict[str, WorkQueue] = {}
+        self._groups: dict[str, QueueGroup] = {}
+        self._ready: collections.deque[WorkQueue] = collections.deque()
+        self._inactive: collections.deque[WorkQueue] = collections.deque()
+        self._snoozed: list[tuple[float, int, WorkQueue]] = []
+        self._snooze_seq = 0
+        self._active = 0
 
-        return jpype.JClass("org.pycrawler.bridge.WorkQueues"), jpype.JArray(jpype.JByte), jpype.JArray(jpype.JInt)
-
-    def _queue(self, class_key: str) -> WorkQueue:
+    def queue(self, class_key: str) -> WorkQueue:
+        """The queue of ``class_key``, made (empty) when it has none yet."""
         queue = self.queues.get(class_key)
         if queue is None:
             group = None
@@ -101,7 +105,7 @@ class QueueStates:
             queue = self.queues[class_key] = WorkQueue(class_key, queue_prefix(class_key), group)
         return queue
 
-    def _settle(self, queue: WorkQueue, now: float) -> None:
+    def settle(self, queue: WorkQueue, now: float) -> None:
         """Put a queue that has nothing in process into the state its counters call for."""
         if queue.count == 0 or (self.queue_budget is not None and queue.fetched >= self.queue_budget):
             queue.state = EMPTY if queue.count == 0 else RETIRED
@@ -110,7 +114,7 @@ class QueueStates:
             if self.max_active_queues is None or self._active < self.max_active_queues:
                 queue.active = True
                 self._active += 1
-                self._settle(queue, now)
+                self.settle(queue, now)
             elif queue.state != INACTIVE:
                 queue.state = INACTIVE
                 self._inactive.append(queue)
@@ -130,14 +134,52 @@ class QueueStates:
         while self._inactive and (self.max_active_queues is None or self._active < self.max_active_queues):
             waiting = self._inactive.popleft()
             if waiting.state == INACTIVE:
-                self._settle(waiting, now)
+                self.settle(waiting, now)
 
-    def _wake(self, now: float) -> None:
+    def set_budget(self, budget: int | None, now: float) -> None:
+        """Change the per-queue fetch budget; retired queues under the new budget come back."""
+        self.queue_budget = budget
+        for queue in list(self.queues.values()):
+            if queue.in_process is None and queue.state in (RETIRED, READY, SNOOZED):
+                self.settle(queue, now)
+
+    def wake(self, now: float) -> None:
+        """Settle the snoozed queues whose wake time has come."""
         heap = self._snoozed
         while heap and heap[0][0] <= now:
             wake, _, queue = heapq.heappop(heap)
             if queue.state == SNOOZED and queue.wake == wake:
-                self._settle(queue, now)
+                self.settle(queue, now)
+
+    def take_ready(self, n: int, now: float) -> list[WorkQueue]:
+        """Up to ``n`` ready queues, in hand-out order, each now in process (and its group
+        busy); a queue whose group is busy or resting waits for the group instead."""
+        chosen: list[WorkQueue] = []
+        while len(chosen) < n and self._ready:
+            queue = self._ready.popleft()
+            if queue.state != READY:
+                continue
+            group = queue.group
+            if group is not None and (group.busy or group.wake > now):
+                self._hold_for_group(queue, group, now)
+                continue
+            queue.state = IN_PROCESS
+            if group is not None:
+                group.busy = True
+            chosen.append(queue)
+        return chosen
+
+    def wait_time(self, now: float) -> float | None:
+        """Seconds until a queue can hand out a URL: 0 when one is ready now; None when
+        nothing will wake by itself (every queue is empty, retired, inactive or in process)."""
+        while self._ready and self._ready[0].state != READY:
+            self._ready.popleft()
+        if self._ready:
+            return 0.0
+        heap = self._snoozed
+        while heap and not (heap[0][2].state == SNOOZED and heap[0][2].wake == heap[0][0]):
+            heapq.heappop(heap)
+        return max(0.0, heap[0][0] - now) if heap else None
 
     def _hold_for_group(self, queue: WorkQueue, group: QueueGroup, now: float) -> None:
         if group.busy:
@@ -145,9 +187,11 @@ class QueueStates:
             group.waiting.append(queue)
         else:
             queue.wake = group.wake
-            self._settle(queue, now)
+            self.settle(queue, now)
 
-    def _release_group(self, queue: WorkQueue, now: float, delay: float) -> None:
+    def release_group(self, queue: WorkQueue, now: float, delay: float) -> None:
+        """The fetch of ``queue`` is over: its group (if any) rests ``delay`` seconds from
+        ``now``, and the queues that waited for it settle."""
         group = queue.group
         if group is None:
             return
@@ -157,8 +201,23 @@ class QueueStates:
         for other in waiting:
             if other.state == SNOOZED:
                 other.wake = max(other.wake, group.wake)
-                self._settle(other, now)
+                self.settle(other, now)
 
-    def _require_writable(self) -> None:
-        if self.read_only:
-            raise BadInput(f"{self.env.path} is open read-only")
+    def by_state(self) -> dict[str, dict[str, int]]:
+        """Queues and URLs per state name."""
+        by_state = {name: {"queues": 0, "urls": 0} for name in STATE_NAMES}
+        for queue in self.queues.values():
+            entry = by_state[STATE_NAMES[queue.state]]
+            entry["queues"] += 1
+            entry["urls"] += queue.count
+        return by_state
+
+    def __len__(self) -> int:
+        """URLs not finished (waiting or in process), over every queue."""
+        return sum(q.count for q in self.queues.values())
+
+
+def require_writable(env) -> None:
+    """Refuse a change to a frontier whose environment is open read-only."""
+    if env.read_only:
+        raise BadInput(f"{env.path} is open read-only")

@@ -1,32 +1,33 @@
 """The work-queue frontier's schedule path: URLs in, through the Visited table, to the tails
-of their queues.
+of their queues (:class:`Scheduler`).
 
-:meth:`SchedulePath.schedule` canonicalises a batch, asks the Visited table which URLs are
-new (a synchronous table at once; an asynchronous one, DRUM, later through
-:meth:`SchedulePath._receive`) and enqueues those in one transaction and one Java call
-(``org.pycrawler.bridge.WorkQueues.enqueue``); :meth:`SchedulePath.restore` puts URLs at exact
-places without the check (a Heritrix crawl's pending URLs). What joins a queue that has read
-ahead and sorts before what it read goes into its read-ahead buffer, so the hand-out path
-(:mod:`.handout_path`) never skips it.
+:meth:`Scheduler.schedule` canonicalises a batch, asks the Visited table which URLs are new (a
+synchronous table at once; an asynchronous one, DRUM, later through :meth:`Scheduler.receive`)
+and enqueues those in one transaction and one Java call; :meth:`Scheduler.restore` puts URLs at
+exact places without the check (a Heritrix crawl's pending URLs).
 """
 
 from __future__ import annotations
 
-import bisect
+import collections
 import contextlib
 import dataclasses
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
 from ..errors import BadInput
+from ..keys.canon import Canonicalizer
+from ..keys.schemes import SeenKeyScheme
 from ..records.crawl_url import CrawlUrl, _read_string, encode
-from ..seen.protocol import SynchronousVisited, as_keys
-from ..store.java_errors import je_errors
+from ..seen.protocol import SynchronousVisited, Visited, as_keys
 from ..store.packing import pack, unpack
+from .handout_path import HandOut
 from .pending_records import (DEFAULT_PRECEDENCE, MAX_PRECEDENCE, NORMAL, ORDINAL_LIMIT, encode_entries, pending_key,
                               pending_keys, queue_prefix)
-from .queue_records import EMPTY, PENDING, QueueStates, WorkQueue
+from .pending_table import PendingTable
+from .queue_records import EMPTY, QueueStates, WorkQueue, require_writable
 
 
 @dataclasses.dataclass
@@ -40,9 +41,37 @@ class Scheduled:
                                        # (synchronous tables only: an asynchronous one answers later)
 
 
-class SchedulePath(QueueStates):
-    """Scheduling for :class:`~pycrawler.frontier.workqueues.WorkQueueFrontier`: the URLs
-    it is given become pending records at the tails of their queues."""
+class Scheduler:
+    """Turns the URLs it is given into pending records at the tails of their queues.
+
+    What it guarantees: a URL is enqueued only when the Visited table calls it new (unless
+    forced), and the table's mark commits in the same transaction as the enqueue (the table
+    is bound to the frontier's environment), so a crash leaves neither a URL seen but never
+    queued nor one queued twice; within a queue, key order is the hand-out order (directive,
+    precedence, then the ordinal this object counts: up, or down under ``lifo``).
+
+    Dependencies: ``states`` and ``table``, shared with the hand-out path; ``visited`` (bound
+    to ``table.env``), the ``canonicalizer`` and ``seen_key`` scheme that name a URL in it;
+    ``assignment``, the queue of each URL; ``completions``, the hand-out path whose recorded
+    completions ``schedule(with_completions=True)`` commits; ``next_ordinal``, as the store
+    holds it; ``totals``; ``lock``, the frontier's; ``clock``."""
+
+    def __init__(self, states: QueueStates, table: PendingTable, *, visited: Visited | None,
+                 canonicalizer: Canonicalizer, seen_key: SeenKeyScheme, completions: HandOut, next_ordinal: int,
+                 totals: collections.Counter, lock: threading.RLock, clock: Callable[[], float]):
+        self.states = states
+        self.table = table
+        self.env = table.env
+        self.visited = visited
+        self.canonicalizer = canonicalizer
+        self.seen_key = seen_key
+        self.assignment = states.assignment
+        self.completions = completions
+        self.next_ordinal = next_ordinal
+        self.totals = totals
+        self.lock = lock
+        self.clock = clock
+        self._delivery = None   # the transaction an asynchronous table's results are enqueued in
 
     def schedule(self, urls: Iterable[str | CrawlUrl], *, layer: int = 0, directive: int = NORMAL,
                  precedence: int = DEFAULT_PRECEDENCE, force: bool = False, seen_keys=None,
@@ -55,11 +84,12 @@ class SchedulePath(QueueStates):
         when the canonicaliser's form is fetchable, else the URL as given. ``seen_keys``: the
         Visited keys of ``urls``, one per URL, when the caller keys them by something else than
         the canonical URL (a Scrapy request's fingerprint); None: the seen-key scheme's keys.
-        ``with_completions``: commit the completions :meth:`completed` recorded so far in the
-        same transaction (a synchronous Visited table; with an asynchronous one the URLs are
-        enqueued at :meth:`flush`, which commits the completions after them): one commit where
+        ``with_completions``: commit the completions :meth:`.HandOut.completed` recorded so far
+        in the same transaction (a synchronous Visited table; with an asynchronous one the URLs
+        are enqueued at :meth:`flush`, after which the frontier's
+        :meth:`~.WorkQueueFrontier.flush` commits the completions): one commit where
         a caller finishing a page and scheduling its links would otherwise make two."""
-        self._require_writable()
+        require_writable(self.env)
         if not 0 <= directive <= MAX_PRECEDENCE or not 0 <= precedence:
             raise BadInput(f"directive must be in 0..{MAX_PRECEDENCE} and precedence >= 0")
         if self.visited is None:
@@ -72,7 +102,8 @@ class SchedulePath(QueueStates):
         result = Scheduled(rejected=len(items) - len(valid))
         if not valid:
             if with_completions:
-                self.completed_many(())
+                with self.lock:
+                    self.completions.commit()
             return result
         if seen_keys is None:
             seen_keys = self.seen_key.keys([canonical[i] for i in valid])
@@ -84,7 +115,7 @@ class SchedulePath(QueueStates):
         fetchable = self.canonicalizer.fetchable
         fetch_urls = [canonical[i] if fetchable else originals[i] for i in valid]
         records = [items[i] for i in valid]
-        with self._lock:
+        with self.lock:
             if isinstance(self.visited, SynchronousVisited):
                 # The table's marks commit with the enqueue (it is bound to this environment).
                 with self.env.begin() as txn:
@@ -95,7 +126,7 @@ class SchedulePath(QueueStates):
                     values = encode_entries([records[i] for i in chosen], chosen_urls, layer)
                     result.enqueued = self._enqueue(chosen_urls, values, directive, precedence, txn)
                     if with_completions:
-                        self._commit(txn=txn)
+                        self.completions.commit(txn=txn)
                 result.duplicates = len(valid) - int(unique.sum()) if not force else 0
                 result.unique = np.zeros(len(items), dtype=bool)
                 result.unique[valid] = unique
@@ -124,20 +155,27 @@ class SchedulePath(QueueStates):
         """Put the URLs of Visited ``keys`` (:meth:`keys_of`) in the Visited table without
         enqueueing them: they were fetched elsewhere (by a cluster worker that owned their host
         before this one), so a link to them is a repeat."""
-        self._require_writable()
+        require_writable(self.env)
         keys = as_keys(keys)
         if not len(keys):
             return
-        with self._lock, self._delivering() as txn:
+        with self.lock, self._delivering() as txn:
             if isinstance(self.visited, SynchronousVisited):
                 self.visited.add_many(keys, txn=txn)
             else:  # payload-less keys: learnt, never enqueued
                 self.visited.add_batch(keys, txn=txn)
 
+    def flush(self) -> None:
+        """Make an asynchronous Visited table resolve its queued checks; what it calls new is
+        enqueued (:meth:`receive`) in the transaction that writes the table's state."""
+        if self.visited is not None:
+            with self.lock, self._delivering() as txn:
+                self.visited.flush(txn=txn)
+
     @contextlib.contextmanager
     def _delivering(self):
         """A transaction for a call to the Visited table: what the table writes, and the URLs
-        it delivers as new meanwhile (enqueued by :meth:`_receive`), commit together in it."""
+        it delivers as new meanwhile (enqueued by :meth:`receive`), commit together in it."""
         with self.env.begin() as txn:
             self._delivery = txn
             try:
@@ -145,7 +183,7 @@ class SchedulePath(QueueStates):
             finally:
                 self._delivery = None
 
-    def _receive(self, keys, aux: Sequence, unique) -> None:
+    def receive(self, keys, aux: Sequence, unique) -> None:
         """Receiver of an asynchronous Visited table: enqueue what it calls new."""
         flags = np.asarray(unique).tolist()
         fresh = [a for a, new in zip(aux, flags) if new and a is not None]
@@ -154,7 +192,7 @@ class SchedulePath(QueueStates):
         by_order: dict[bytes, list[bytes]] = {}
         for entry in fresh:
             by_order.setdefault(entry[:2], []).append(entry[2:])
-        with self._lock:
+        with self.lock:
             for head, values in by_order.items():
                 urls = [_read_string(v, 1)[0] for v in values]
                 self._enqueue(urls, pack(values), head[0], head[1], self._delivery)
@@ -168,18 +206,19 @@ class SchedulePath(QueueStates):
         loop and the per-queue bookkeeping runs once per queue of the batch."""
         if not urls:
             return 0
-        first = self._next_ordinal
+        first = self.next_ordinal
         if first + len(urls) >= ORDINAL_LIMIT:
             raise BadInput("the frontier's 48-bit ordinals are spent")
         batch_queues, slots, caps = self._queues_of(self.assignment.class_keys(urls))
-        keys = pending_keys([q.prefix for q in batch_queues], slots, directive, precedence, self._key_ordinal(first),
-                            -1 if self.lifo else 1)
+        lifo = self.table.lifo
+        keys = pending_keys([q.prefix for q in batch_queues], slots, directive, precedence, key_ordinal(first, lifo),
+                            -1 if lifo else 1)
         if txn is not None:
-            self._insert(keys, values, caps, txn)
+            self.table.insert(keys, values, caps, txn)
         else:
             with self.env.begin() as own:
-                self._insert(keys, values, caps, own)
-        self._next_ordinal = first + len(urls)
+                self.table.insert(keys, values, caps, own)
+        self.next_ordinal = first + len(urls)
         order = bytes((directive, min(precedence, MAX_PRECEDENCE)))
 
         def early(queue: WorkQueue, slot: int) -> list[int]:
@@ -187,7 +226,7 @@ class SchedulePath(QueueStates):
             # order, and for lifo those of the same order too (a new ordinal is smaller than any
             # read). First in, first out, a new ordinal is larger than any read: this is rare.
             head = queue.read_through[len(queue.prefix):len(queue.prefix) + 2]
-            before = order <= head if self.lifo else order < head
+            before = order <= head if lifo else order < head
             return np.flatnonzero(slots == slot).tolist() if before else []
 
         self._admit(batch_queues, slots, keys, values, early)
@@ -200,10 +239,11 @@ class SchedulePath(QueueStates):
         slots = np.array([slot_of.setdefault(k, len(slot_of)) for k in class_keys], dtype=np.int64)
         batch_queues: list[WorkQueue] = []
         caps: list[bytes] = []
+        queues = self.states.queues
         for class_key in slot_of:
-            queue = self.queues.get(class_key)
+            queue = queues.get(class_key)
             if queue is None:
-                queue = self._queue(class_key)
+                queue = self.states.queue(class_key)
                 caps.append(queue.prefix)
             batch_queues.append(queue)
         return batch_queues, slots, caps
@@ -218,10 +258,9 @@ class SchedulePath(QueueStates):
             was_empty = queue.count == 0
             queue.count += count
             if queue.read_through is not None:
-                self._buffer_early(queue, keys, values, early(queue, slot))
-                self._trim(queue)
+                self.table.buffer_early(queue, keys, values, early(queue, slot))
             if was_empty and queue.state == EMPTY:
-                self._settle(queue, now)
+                self.states.settle(queue, now)
 
     def restore(self, entries: Sequence[tuple[str, int, int, int, bytes]]) -> int:
         """Put URLs back at exact places: each entry is (class key, directive, precedence,
@@ -232,7 +271,7 @@ class SchedulePath(QueueStates):
         written in one transaction and one Java call; later ordinals of this frontier start
         above the largest restored one, so new URLs queue behind them. A key the frontier
         holds already is refused (the batch is then not written)."""
-        self._require_writable()
+        require_writable(self.env)
         entries = list(entries)
         if not entries:
             return 0
@@ -244,19 +283,19 @@ class SchedulePath(QueueStates):
         key_list = [pending_key(prefixes.get(class_key) or prefixes.setdefault(class_key, queue_prefix(class_key)),
                                 directive, precedence, ordinal)
                     for class_key, directive, precedence, ordinal, _ in entries]
-        with self._lock:
+        with self.lock:
             if len(set(key_list)) < len(key_list):
                 raise BadInput("restore was given two URLs for one place (same queue, directive, precedence, ordinal)")
             keys, values = pack(key_list), pack([e[4] for e in entries])
             with self.env.begin() as txn:
-                held = np.flatnonzero(self.pending.contains_many(keys, txn=txn))
+                held = np.flatnonzero(self.table.database.contains_many(keys, txn=txn))
                 if len(held):
                     queue, _, _, ordinal, _ = entries[held[0]]
                     raise BadInput(f"restore would overwrite {len(held)} pending URLs of {self.env.path} (the first: "
                                    f"queue {queue!r}, ordinal {ordinal})")
                 batch_queues, slots, caps = self._queues_of([e[0] for e in entries])
-                self._insert(keys, values, caps, txn)
-            self._next_ordinal = max(self._next_ordinal, max(e[3] for e in entries) + 1)
+                self.table.insert(keys, values, caps, txn)
+            self.next_ordinal = max(self.next_ordinal, max(e[3] for e in entries) + 1)
 
             def early(queue: WorkQueue, slot: int) -> list[int]:
                 data, offsets = keys
@@ -267,31 +306,7 @@ class SchedulePath(QueueStates):
             self.totals["restored"] += len(entries)
             return len(entries)
 
-    def _insert(self, keys: tuple[bytes, np.ndarray], values: tuple[bytes, np.ndarray], caps: list[bytes],
-                txn) -> None:
-        """Write the packed pending records, and an empty cap record per new queue."""
-        if caps:
-            cap_data, cap_offsets = pack(caps)
-            keys = keys[0] + cap_data, np.concatenate([keys[1], cap_offsets[1:] + keys[1][-1]])
-            values = values[0], np.concatenate([values[1], np.full(len(caps), values[1][-1], dtype=np.int32)])
-        work_queues, jbytes, jints = self._java
-        with je_errors(f"{self.env.path} database {PENDING!r}"):
-            work_queues.enqueue(self.pending.java, txn.java, jbytes(keys[0]), jints(keys[1]), jbytes(values[0]),
-                                jints(values[1]))
 
-    @staticmethod
-    def _buffer_early(queue: WorkQueue, keys: tuple[bytes, np.ndarray], values: tuple[bytes, np.ndarray],
-                      rows: list[int]) -> None:
-        (key_data, key_offsets), (value_data, value_offsets) = keys, values
-        for i in rows:
-            bisect.insort(queue.buffer, (key_data[key_offsets[i]:key_offsets[i + 1]],
-                                         value_data[value_offsets[i]:value_offsets[i + 1]]))
-
-    def _trim(self, queue: WorkQueue) -> None:
-        """Keep a queue's read-ahead within ``2 * prefetch`` records: under ``lifo`` every new
-        URL of the head's order joins it, which would otherwise hold the queue's growth in RAM.
-        The records cut off stay in ``pending``, after the new ``read_through``, to be read
-        again (:meth:`next_batch` commits finished URLs first, so none of those is read back)."""
-        if self.lifo and len(queue.buffer) > 2 * self.prefetch:
-            del queue.buffer[self.prefetch:]
-            queue.read_through = queue.buffer[-1][0]
+def key_ordinal(n: int, lifo: bool) -> int:
+    """The ordinal the key of the n-th URL holds: n, or counted down for ``lifo``."""
+    return ORDINAL_LIMIT - 1 - n if lifo else n

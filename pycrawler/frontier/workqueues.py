@@ -33,12 +33,10 @@ frontier created with ``lifo`` counts its ordinals down instead (the key holds
 depth-first order of Scrapy's default queues. The choice is kept in ``frontier_meta``
 (``order``) for the store's life, since the stored keys are read by it.
 
-**In process, and why nothing is lost.** As in Heritrix, a URL handed out by :meth:`next`
-stays in ``pending`` until :meth:`completed` finishes it; only then is its record deleted
-(completions are group-committed, see :meth:`completed`). So a kill -9 can lose no URL: what
-was in process is still in its queue, at its place near the head, and is handed out again
-after the restart. Nothing else is handed out twice: a URL enters ``pending`` only when the
-Visited table calls it new (unless forced), and a finished URL's deletion is committed.
+**In process, and why nothing is lost.** As in Heritrix, a URL handed out stays in
+``pending`` until its completion is committed, so a kill -9 loses none (what the hand-out path
+guarantees: :class:`~.handout_path.HandOut`); a URL enters ``pending`` only when the Visited
+table calls it new (what the schedule path guarantees: :class:`~.schedule_path.Scheduler`).
 
 **Seen keys.** The frontier keys its Visited table by one scheme for its whole life: ``md5``
 (pycrawler's own) or ``heritrix`` (Heritrix's ``createKey`` over Heritrix's canonical form,
@@ -64,10 +62,14 @@ for politeness or retry backoff), ``inactive`` (has URLs, waiting for a slot und
 ``max_active_queues``), ``retired`` (its ``queue_budget`` of fetches is spent; its URLs stay
 pending), ``empty``.
 
-The class is split by concept: each queue's record and the state machine over the queues
-(:mod:`.queue_records`), the schedule path (:mod:`.schedule_path`: URLs in, through the
-Visited table) and the hand-out path (:mod:`.handout_path`: URLs out, completions back);
-this module opens, restarts, inspects and closes the whole.
+The frontier is built from objects, each given what it depends on: the queues and the state
+machine over them (:class:`~.queue_records.QueueStates`), the ``pending`` database's batch
+writes, head reads and read-ahead (:class:`~.pending_table.PendingTable`), the schedule path
+(:class:`~.schedule_path.Scheduler`: URLs in, through the Visited table) and the hand-out path
+(:class:`~.handout_path.HandOut`: URLs out, completions back, group-committed). The two paths
+share one ``QueueStates``, one ``PendingTable`` and the frontier's lock; this module opens,
+restarts, inspects and closes the whole, and its methods hand each call to the object that
+owns it.
 """
 
 from __future__ import annotations
@@ -77,7 +79,9 @@ import os
 import struct
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+
+import numpy as np
 
 from ..errors import BadInput
 from ..keys.canon import Canonicalizer, get_canonicalizer
@@ -87,13 +91,13 @@ from ..seen.protocol import SynchronousVisited, Visited
 from ..store import Environment
 from ..store.packing import pack
 from .assignment import QueueAssignment, get_assignment
-from .handout_path import HandOutPath
+from .handout_path import HandOut
 from .pending_records import ORDINAL_LIMIT
+from .pending_table import PendingTable
 from .politeness import Outcome, Politeness
 from .protocol import TodoFrontier
-from .queue_records import (META, PENDING, QUEUE_RECORD, QUEUES, READY, RETIRED, RETRIES, SNOOZED, STATE_NAMES,
-                            QueueGroup, WorkQueue)
-from .schedule_path import SchedulePath
+from .queue_records import META, PENDING, QUEUE_RECORD, QUEUES, RETRIES, QueueStates, WorkQueue
+from .schedule_path import Scheduled, Scheduler
 from .todo import JE_CONFIG
 
 _CLEAN = b"clean"
@@ -102,7 +106,7 @@ _ORDER = b"order"      # b"lifo" in a frontier created last-in-first-out; absent
 _NEXT_ORDINAL = struct.Struct(">Q")  # the value of _CLEAN
 
 
-class WorkQueueFrontier(SchedulePath, HandOutPath, TodoFrontier):
+class WorkQueueFrontier(TodoFrontier):
     """Heritrix-style politeness frontier on an open :class:`~pycrawler.store.Environment`.
 
     It also speaks the TODO protocol (``put_urls`` = :meth:`schedule`, ``get_next_batch`` =
@@ -151,7 +155,6 @@ class WorkQueueFrontier(SchedulePath, HandOutPath, TodoFrontier):
         self.meta = env.open_database(META, create=make) if make or META in names else None
         # Bound: the table calls a URL seen only once the transaction that enqueued it commits.
         self.visited = visited.bound_to(env) if visited is not None and not self.read_only else visited
-        self._delivery = None   # the transaction an asynchronous table's results are enqueued in
         self.assignment = get_assignment(assignment)
         self.seen_key = self._bind_seen_key(seen_key, fresh=PENDING not in names)
         self.lifo = self._bind_order(lifo, fresh=PENDING not in names)
@@ -159,37 +162,22 @@ class WorkQueueFrontier(SchedulePath, HandOutPath, TodoFrontier):
         name = self.seen_key.canonicalizer_for(given.name if given else canonicalizer)
         self.canonicalizer = given or get_canonicalizer(name)
         self.politeness = politeness or Politeness()
-        self.queue_budget = queue_budget
-        self.max_active_queues = max_active_queues
-        self.prefetch = max(1, prefetch)
-        self.commit_every = commit_every
-        self.commit_interval = commit_interval
-        self.record_interval = record_interval
-        self._records_written = clock()
         self.clock = clock
+        self.totals = collections.Counter()
         self._lock = threading.RLock()
         self._owns_env = self._owns_visited = False
-        self.queues: dict[str, WorkQueue] = {}
-        self._groups: dict[str, QueueGroup] = {}
-        self._ready: collections.deque[WorkQueue] = collections.deque()
-        self._inactive: collections.deque[WorkQueue] = collections.deque()
-        self._snoozed: list[tuple[float, int, WorkQueue]] = []
-        self._snooze_seq = 0
-        self._active = 0
-        self._out: dict[str, WorkQueue] = {}          # URL handed out -> its queue
-        self._attempts: dict[bytes, int] = {}         # pending key -> transient failures so far
-        self._finished_keys: list[bytes] = []         # completions not yet committed
-        # URL -> (pending key, final, attempts) per fetch released (release()) and not completed yet
-        self._released: dict[str, collections.deque[tuple[bytes, bool, int]]] = {}
-        self._released_keys: set[bytes] = set()       # their pending keys, when final
-        self._retry_writes: dict[bytes, int | None] = {}
-        self._dirty: set[WorkQueue] = set()
-        self._first_uncommitted = 0.0
-        self.totals = collections.Counter()
-        self._next_ordinal = 0
+        self.states = QueueStates(self.assignment, queue_budget, max_active_queues)
+        table = PendingTable(env, self.pending, prefetch=max(1, prefetch), lifo=self.lifo)
+        attempts, next_ordinal = self._load()
+        self.handout = HandOut(self.states, table, retry_records=self.retry_records,
+                               queue_records=self.queue_records, politeness=self.politeness, attempts=attempts,
+                               totals=self.totals, lock=self._lock, clock=clock, commit_every=commit_every,
+                               commit_interval=commit_interval, record_interval=record_interval)
+        self.scheduler = Scheduler(self.states, table, visited=self.visited, canonicalizer=self.canonicalizer,
+                                   seen_key=self.seen_key, completions=self.handout, next_ordinal=next_ordinal,
+                                   totals=self.totals, lock=self._lock, clock=clock)
         if self.visited is not None and not isinstance(self.visited, SynchronousVisited):
-            self.visited.set_receiver(self._receive)
-        self._load()
+            self.visited.set_receiver(self.scheduler.receive)
 
     @classmethod
     def open(cls, path: str | os.PathLike, visited: Visited | None = None, *, create: bool = False,
@@ -242,41 +230,96 @@ class WorkQueueFrontier(SchedulePath, HandOutPath, TodoFrontier):
                            f"cannot be opened {'last' if lifo else 'first'}-in-first-out")
         return stored
 
-    def _key_ordinal(self, n: int) -> int:
-        """The ordinal the key of the n-th URL holds: n, or counted down for ``lifo``."""
-        return ORDINAL_LIMIT - 1 - n if self.lifo else n
-
     # -- restart --------------------------------------------------------------------------------
-    def _load(self) -> None:
+    def _load(self) -> tuple[dict[bytes, int], int]:
+        """Read the queues into :attr:`states` (settled); returns the stored retry counts and
+        the next ordinal."""
         now = self.clock()
         records = {}
         if self.queue_records is not None:
             records = {k.decode("utf-8", "surrogatepass"): QUEUE_RECORD.unpack(v) for k, v in self.queue_records.items()}
         clean = self.meta.get(_CLEAN) if self.meta is not None else None
         if clean is not None:
-            (self._next_ordinal,) = _NEXT_ORDINAL.unpack(clean)
+            (next_ordinal,) = _NEXT_ORDINAL.unpack(clean)
             counts = {key: record[5] for key, record in records.items()}
         else:
-            counts = self._census()
-        if self.retry_records is not None:
-            self._attempts = {k: v[0] for k, v in self.retry_records.items()}
+            counts, next_ordinal = self._census()
+        attempts = {k: v[0] for k, v in self.retry_records.items()} if self.retry_records is not None else {}
         for class_key in sorted(counts.keys() | records.keys()):
-            queue = self._queue(class_key)
+            queue = self.states.queue(class_key)
             queue.count = counts.get(class_key, 0)
             if class_key in records:
                 _, queue.fetched, queue.succeeded, queue.failed, queue.wake, _ = records[class_key]
         if clean is not None and not self.read_only:
             # From here on the records' counts go stale: a crash must rebuild them.
             self.meta.delete(_CLEAN)
-        for queue in self.queues.values():
-            self._settle(queue, now)
+        for queue in self.states.queues.values():
+            self.states.settle(queue, now)
+        return attempts, next_ordinal
 
-    def _census(self) -> dict[str, int]:
+    def _census(self) -> tuple[dict[str, int], int]:
+        """URLs per queue, counted over the keys of ``pending``, and the next ordinal."""
         census = self.pending.queue_census()
-        self._next_ordinal = (ORDINAL_LIMIT - census.min_ordinal if self.lifo and census.min_ordinal >= 0
-                              else census.max_ordinal + 1)
+        next_ordinal = (ORDINAL_LIMIT - census.min_ordinal if self.lifo and census.min_ordinal >= 0
+                        else census.max_ordinal + 1)
         return {p[:-1].decode("utf-8", "surrogatepass"): c
-                for p, c in zip(census.prefixes, census.counts) if p.endswith(b"\x00")}
+                for p, c in zip(census.prefixes, census.counts) if p.endswith(b"\x00")}, next_ordinal
+
+    # -- the schedule path (Scheduler) ------------------------------------------------------------------
+    def schedule(self, urls: Iterable[str | CrawlUrl], **options) -> Scheduled:
+        """Enqueue the URLs the Visited table calls new: :meth:`.Scheduler.schedule`."""
+        return self.scheduler.schedule(urls, **options)
+
+    def keys_of(self, urls: Sequence[str]) -> np.ndarray:
+        """The Visited keys of ``urls``: :meth:`.Scheduler.keys_of`."""
+        return self.scheduler.keys_of(urls)
+
+    def mark_seen(self, keys) -> None:
+        """Mark URLs seen without enqueueing them: :meth:`.Scheduler.mark_seen`."""
+        self.scheduler.mark_seen(keys)
+
+    def restore(self, entries: Sequence[tuple[str, int, int, int, bytes]]) -> int:
+        """Put URLs back at exact places: :meth:`.Scheduler.restore`."""
+        return self.scheduler.restore(entries)
+
+    # -- the hand-out path (HandOut) --------------------------------------------------------------------
+    def next_batch(self, n: int, now: float | None = None) -> list[CrawlUrl]:
+        """Up to ``n`` URLs, one per ready queue: :meth:`.HandOut.next_batch`."""
+        return self.handout.next_batch(n, now)
+
+    def next(self, now: float | None = None) -> CrawlUrl | None:
+        """One URL from a ready queue; None when no queue is ready (see :meth:`wait_time`)."""
+        batch = self.handout.next_batch(1, now)
+        return batch[0] if batch else None
+
+    def poll(self, n: int, now: float | None = None) -> tuple[list[CrawlUrl], float | None]:
+        """(:meth:`next_batch`, :meth:`wait_time`): what an event loop needs in one call."""
+        return self.handout.next_batch(n, now), self.handout.wait_time(now)
+
+    def wait_time(self, now: float | None = None) -> float | None:
+        """Seconds until a queue can hand out a URL: :meth:`.QueueStates.wait_time`."""
+        return self.handout.wait_time(now)
+
+    def completed(self, url: str | CrawlUrl, outcome: Outcome | None = None, now: float | None = None) -> bool:
+        """Finish a URL handed out, group-committed: :meth:`.HandOut.completed`."""
+        return self.handout.completed(url, outcome, now)
+
+    def completed_many(self, items: Iterable[tuple[str | CrawlUrl, Outcome]], now: float | None = None,
+                       txn=None) -> int:
+        """Finish a batch and commit it: :meth:`.HandOut.completed_many`."""
+        return self.handout.completed_many(items, now, txn)
+
+    def release(self, url: str | CrawlUrl, outcome: Outcome | None = None, now: float | None = None) -> None:
+        """End a fetch without committing it: :meth:`.HandOut.release`."""
+        self.handout.release(url, outcome, now)
+
+    def flush(self) -> None:
+        """Commit every completion recorded so far, and resolve an asynchronous Visited
+        table's queued checks (DRUM), enqueueing the URLs it calls new."""
+        with self._lock:
+            if not self.read_only:
+                self.scheduler.flush()
+                self.handout.commit(records=True)
 
     # -- the TODO protocol ---------------------------------------------------------------------------
     def put_urls(self, batch: Iterable[CrawlUrl]) -> int:
@@ -298,38 +341,29 @@ class WorkQueueFrontier(SchedulePath, HandOutPath, TodoFrontier):
     def set_queue_budget(self, budget: int | None) -> None:
         """Change the per-queue fetch budget; retired queues under the new budget come back."""
         with self._lock:
-            self.queue_budget = budget
-            now = self.clock()
-            for queue in list(self.queues.values()):
-                if queue.in_process is None and queue.state in (RETIRED, READY, SNOOZED):
-                    self._settle(queue, now)
+            self.states.set_budget(budget, self.clock())
 
     # -- inspection -----------------------------------------------------------------------------
+    @property
+    def queues(self) -> dict[str, WorkQueue]:
+        """Class key -> its queue (:attr:`.QueueStates.queues`)."""
+        return self.states.queues
+
     def __len__(self) -> int:
         """URLs not finished (waiting or in process)."""
-        return sum(q.count for q in self.queues.values())
+        return len(self.states)
 
     def in_process(self) -> int:
-        return len(self._out)
+        return len(self.handout.out)
 
     def stats(self) -> dict:
         """Queues and URLs by state, and totals of this run."""
-        by_state = {name: {"queues": 0, "urls": 0} for name in STATE_NAMES}
         with self._lock:
-            for queue in self.queues.values():
-                entry = by_state[STATE_NAMES[queue.state]]
-                entry["queues"] += 1
-                entry["urls"] += queue.count
+            by_state = self.states.by_state()
             return {"layout": self.layout, "assignment": self.assignment.name,
-                    "canonicalizer": self.canonicalizer.name, "queues": len(self.queues),
-                    "pending": sum(e["urls"] for e in by_state.values()), "in_process": len(self._out),
+                    "canonicalizer": self.canonicalizer.name, "queues": len(self.states.queues),
+                    "pending": sum(e["urls"] for e in by_state.values()), "in_process": len(self.handout.out),
                     "by_state": by_state, "totals": dict(self.totals)}
-
-    def queue_table(self, limit: int | None = None) -> list[tuple[str, str, int, int]]:
-        """(class key, state, URLs, fetched) of the largest queues first."""
-        with self._lock:
-            rows = sorted(self.queues.values(), key=lambda q: (-q.count, q.class_key))
-            return [(q.class_key, q.state_name, q.count, q.fetched) for q in rows[:limit]]
 
     # -- life cycle ---------------------------------------------------------------------------------
     def close(self) -> None:
@@ -340,15 +374,15 @@ class WorkQueueFrontier(SchedulePath, HandOutPath, TodoFrontier):
                 return
             if not self.read_only:
                 self.flush()
-                queues = sorted(self.queues.values(), key=lambda q: q.prefix)
+                queues = sorted(self.states.queues.values(), key=lambda q: q.prefix)
                 with self.env.begin() as txn:
                     if queues:
                         self.queue_records.put_many(pack([q.prefix[:-1] for q in queues]),
                                                     pack([q.record() for q in queues]), txn=txn)
-                    if not self._released:
+                    if not self.handout.released:
                         # A released URL not completed is still pending, though its queue no longer
                         # counts it: the next open counts the queues again (as after a crash).
-                        self.meta.put(_CLEAN, _NEXT_ORDINAL.pack(self._next_ordinal), txn=txn)
+                        self.meta.put(_CLEAN, _NEXT_ORDINAL.pack(self.scheduler.next_ordinal), txn=txn)
             if self.visited is not None and self._owns_visited:
                 self.visited.close()
             if self._owns_env:
@@ -362,7 +396,7 @@ class WorkQueueFrontier(SchedulePath, HandOutPath, TodoFrontier):
 
     def __repr__(self) -> str:
         return (f"<WorkQueueFrontier {self.assignment.name} in {str(self.env.path)!r}: "
-                f"{len(self.queues)} queues>")
+                f"{len(self.states.queues)} queues>")
 
 
 def open_store(path: str | os.PathLike, *, read_only: bool = False, **options) -> WorkQueueFrontier | None:

@@ -365,6 +365,13 @@ class WorkQueueFrontier(TodoFrontier):
                     "pending": sum(e["urls"] for e in by_state.values()), "in_process": len(self.handout.out),
                     "by_state": by_state, "totals": dict(self.totals)}
 
+    def queue_table(self, limit: int | None = None) -> list[tuple[str, str, int, int]]:
+        """(class key, state, URLs, fetched) of the largest queues first: the operator's console's
+        frontier report."""
+        with self._lock:
+            rows = sorted(self.states.queues.values(), key=lambda q: (-q.count, q.class_key))
+            return [(q.class_key, q.state_name, q.count, q.fetched) for q in rows[:limit]]
+
     # -- life cycle ---------------------------------------------------------------------------------
     def close(self) -> None:
         """Commit, write every queue's record and the clean-close marker, release the store

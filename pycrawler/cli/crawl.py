@@ -139,7 +139,7 @@ def run_crawl(args: argparse.Namespace) -> int:
     config = config_from(args)
     keep_error_files_in(args.state)
     with StopSignals() as signals:  # joining a cluster is start-up too, and the summary's lines close the run
-        exchange = join(args, [s.strip() for s in args.seeds if s.strip()])
+        exchange = join(args, config.seeds)
         try:
             summary = _crawl(Crawler(config, exchange), args.state, signals)
         finally:

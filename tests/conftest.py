@@ -35,10 +35,11 @@ if TEST_CLASSES.is_dir():
 
 
 ANY_JE = frozenset({
-    # No JE at all: keys, parsing, fetching, caches and their simulation, test sites.
+    # No JE at all: keys, parsing, fetching, caches and their simulation, test sites, the crawl's slots.
     "test_cache_sim", "test_cli_fingerprint", "test_fetch", "test_gc_pause", "test_heritrix_canon",
-    "test_heritrix_fingerprint", "test_keys", "test_parse", "test_robots", "test_simple_bloom",
-    "test_site", "test_spill", "test_synthetic_web", "test_url_cache", "test_product_imports", "test_cli_help",
+    "test_heritrix_fingerprint", "test_inflight", "test_keys", "test_parse", "test_robots",
+    "test_simple_bloom", "test_site", "test_spill", "test_synthetic_web", "test_url_cache", "test_product_imports",
+    "test_cli_help",
     # JE as the crawl's storage only, what these hold is above it: Redis coordination, output
     # formats, hostile sites, the cache's effect on a crawl, the terminal display, the demo, Scrapy.
     # The store, its recovery after a kill and a full disk are held on both JEs by the other modules.

@@ -145,7 +145,7 @@ def run_crawl(args: argparse.Namespace) -> int:
     config = config_from(args)
     keep_error_files_in(args.state)
     with StopSignals() as signals:  # joining a cluster is start-up too, and the summary's lines close the run
-        exchange = join(args, [s.strip() for s in args.seeds if s.strip()])
+        exchange = join(args, config.seeds)
         try:
             console = CrawlConsole(args.console) if args.console else None
             summary = _crawl(Crawler(config, exchange, console), args.state, signals)

@@ -1,10 +1,17 @@
 """How a URL was found, as its frontier record carries it: the hop path from its seed and the
 URL it was found on (``via``), in the record's ``abstract_text``, as Heritrix's recovery log
-writes them."""
+writes them; :class:`LinkScheduler` puts found URLs in the frontier so."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from ..records.crawl_url import CrawlUrl
+
+if TYPE_CHECKING:  # the migrations import this module for its functions alone
+    from ..frontier.workqueues import WorkQueueFrontier
+    from .stats_log import StatsLog
 
 
 def discovery(record: CrawlUrl) -> tuple[str, str | None]:
@@ -13,8 +20,29 @@ def discovery(record: CrawlUrl) -> tuple[str, str | None]:
     hop_path, _, via = text.partition(" ")
     return hop_path, (via if via and via != "-" else None)
 
+
 def discovered(url: str, layer: int, hop_path: str, via: str | None) -> CrawlUrl:
     """The frontier record of a URL found on ``via``: ``abstract_text`` carries its hop path and
     via, as Heritrix's recovery log writes them (``LLE http://example.com/``; a seed has an
     empty hop path and via ``-``)."""
     return CrawlUrl(ori_url=url, layer=layer, abstract_text=f"{hop_path} {via or '-'}")
+
+
+class LinkScheduler:
+    """Puts links in the frontier, each at its layer with its hop path and via (the crawl's
+    seeds, its pages' links, what other cluster workers sent), grouped by layer: one
+    :meth:`~pycrawler.frontier.workqueues.WorkQueueFrontier.schedule` call a layer."""
+
+    def __init__(self, frontier: WorkQueueFrontier, stats_log: StatsLog | None = None):
+        self.frontier, self.stats_log = frontier, stats_log
+
+    def __call__(self, links: Sequence[tuple[str, int, str, str | None]], force: bool = False) -> None:
+        """``links``: (url, layer, hop path, via) each, plain tuples or
+        :class:`~pycrawler.cluster.protocol.Link`; ``force``: past the seen table."""
+        by_layer: dict[int, list[CrawlUrl]] = {}
+        for url, layer, hops, via in links:
+            by_layer.setdefault(layer, []).append(discovered(url, layer, hops, via))
+        if self.stats_log is not None:
+            self.stats_log.scheduled(len(links))
+        for layer, records in sorted(by_layer.items()):
+            self.frontier.schedule(records, layer=layer, force=force)

@@ -1,12 +1,10 @@
 """What the crawl's outputs share to survive a crash: flushed (or fsynced) before JE commits, a
 torn tail cut on resume.
 
-The engine commits a page's completion in JE only after the page's crawl.log line, WARC
-records and trace lines have reached the operating system (:func:`sync_file`), and with
-``--fsync`` the disk. A kill -9 (or, with ``--fsync``, a power loss) can then leave an output
-holding a fetch the state does not count yet, which the next run fetches and writes again,
-but never one missing a fetch the state counts. What it can leave is a half-written last
-line or record: the next run cuts it off before appending (:func:`cut_torn_line`,
+A flush pushes the outputs to the operating system (:func:`sync_file`; with ``--fsync`` to the
+disk, which a power loss then cannot undo either) before it commits anything in JE: the commit
+order of :class:`~pycrawler.crawl.flush.Committer`. What a kill -9 can leave is a half-written
+last line or record: the next run cuts it off before appending (:func:`cut_torn_line`,
 :func:`pycrawler.crawl.warc.repair`).
 """
 

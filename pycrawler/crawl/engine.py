@@ -9,8 +9,7 @@ The flow of a URL:
 1. **poll**: the dispatcher takes up to the free slots' worth of URLs from the frontier in
    one call (:meth:`WorkQueueFrontier.poll`); with nothing ready it sleeps until the
    frontier's ``wait_time()`` or until finished pages free slots. A *slot* is held from the
-   poll until the page's completion is written, so at most ``concurrency`` URLs are in
-   process: that is also the most a kill -9 can make the next run fetch again.
+   poll until the page's completion is committed (:class:`~.inflight.InFlight`).
 2. **robots.txt** (:class:`~pycrawler.fetch.RobotsCache`, obeyed unless ``obey_robots`` is
    off): a precluded URL is logged with status -9998 and recorded, not fetched; the host's
    ``Crawl-delay`` goes into the queue's politeness delay.
@@ -24,25 +23,14 @@ The flow of a URL:
 5. **flush**, in batches (every :attr:`CrawlConfig.flush_interval` seconds or
    :attr:`CrawlConfig.flush_pages` pages): the pages' new links are scheduled through the
    frontier (which canonicalises and dedupes them through the Visited table), their records
-   are written to the ``fetched`` database, then their completions are committed. That
-   order is the crash-safety argument: a page is finished only after what it discovered
-   is durable, so a kill -9 loses nothing; at worst the pages in process at the kill are
-   fetched again (their records are overwritten, one per URL).
+   are written to the ``fetched`` database, then their completions are committed, in the
+   commit order of :class:`~.flush.Committer`, which says what a kill -9 can cost.
 
-A cluster worker (:mod:`pycrawler.cluster`, a ``LinkExchange`` given to :class:`Crawler`)
-keeps the same order: at each flush the links to other workers' hosts leave through the
-exchange (in Redis before the pages that found them count as done; while Redis does not answer,
-in the state's ``outbox`` database, committed with the completions: :mod:`.outbox`), the URLs
-other workers sent are scheduled at the depth and with the via they were found with, then
-acknowledged, a polled URL whose host moved is forwarded instead of fetched (and kept in the
-``forwarded`` database, committed with its completion, in case it comes back: :mod:`.forwarded`),
-and the crawl ends when the whole cluster is idle.
-
-The outputs users keep (crawl.log, WARC files, the trace; :mod:`.outputs`) are written when a
-fetch ends and flushed to the operating system (``fsync``: to the disk) at the start of every
-flush, before anything is committed in JE: a fetch the state counts as done is in every
-output, and a kill -9 can only make an output hold a fetch twice (a page in process then,
-fetched again by the next run). The next run first cuts what the killed one left half-written.
+A cluster worker (:mod:`pycrawler.cluster`, a ``LinkExchange`` given to :class:`Crawler`) has a
+:class:`~.cluster_side.ClusterSide`: the links to other workers' hosts leave through the
+exchange at each flush, the URLs other workers sent are scheduled at the depth and with the via
+they were found with, a polled URL whose host moved is forwarded instead of fetched, and the
+crawl ends when the whole cluster is idle.
 
 Stopping: :meth:`Crawler.stop` (SIGINT or SIGTERM in :meth:`Crawler.run`) stops polling,
 lets the fetches in flight finish for :attr:`CrawlConfig.grace` seconds, cancels the rest
@@ -70,10 +58,12 @@ from ``crawl.json``, else its default (:data:`SETTING_DEFAULTS`; the canonicalis
 to the seen-key scheme's own, ``heritrix`` for ``heritrix`` keys, else ``safe``); one set to
 another value than the folder's is refused.
 
-The crawl is split by concept: the settings and the run's summary (:mod:`.settings`), how a
-URL was found (:mod:`.discovery`), the flush/commit path (:mod:`.flush`) and a cluster
-worker's exchange of links (:mod:`.cluster_side`); this module runs the loop that polls,
-fetches and hands pages to the page workers.
+The crawl is built from objects, each with one job: the settings and the run's summary
+(:mod:`.settings`), the URLs in process and finished (:class:`~.inflight.InFlight`), how a URL
+was found and its links scheduled (:mod:`.discovery`), the flush's commit
+(:class:`~.flush.Committer`) and a cluster worker's exchange of links
+(:class:`~.cluster_side.ClusterSide`); this module runs the loop that polls, fetches, hands
+pages to the page workers and flushes.
 """
 
 from __future__ import annotations
@@ -85,8 +75,6 @@ import json
 import sys
 import time
 from pathlib import Path
-
-import numpy as np
 
 from .. import failpoints, jvm
 from ..atomic_write import write_atomically
@@ -100,14 +88,15 @@ from ..frontier.workqueues import WorkQueueFrontier
 from ..keys.schemes import get_seen_key_scheme
 from ..parse.html import HTML_TYPES, looks_like_html, mime_type
 from ..parse.links import Hop, Outlink, PathRepetitionRule, trailing_redirects
-from ..records.crawl_url import CrawlUrl, encode
+from ..records.crawl_url import CrawlUrl
 from ..seen.tables import open_visited
 from ..store import Environment, je_choice
-from .cluster_side import RECEIVE_INTERVAL, ExchangePath
-from .discovery import discovery
+from .cluster_side import RECEIVE_INTERVAL, ClusterSide
+from .discovery import LinkScheduler, discovery
 from .diskspace import DiskSpaceMonitor
-from .flush import Finished, FlushPath
+from .flush import Committer
 from .forwarded import Forwarded
+from .inflight import Finished, InFlight
 from .outbox import Outbox
 from .outputs import CrawlOutputs
 from .pages import LinkPolicy, PagePool, PageResult
@@ -132,7 +121,7 @@ def is_transient(status: int) -> bool:
     return status in TRANSIENT_STATUSES
 
 
-class Crawler(FlushPath, ExchangePath):
+class Crawler:
     """Runs a :class:`CrawlConfig`'s crawl (:meth:`run`), resumable from its state folder."""
 
     def __init__(self, config: CrawlConfig, exchange: LinkExchange | None = None, console=None):
@@ -142,9 +131,7 @@ class Crawler(FlushPath, ExchangePath):
         self.config = config
         self.exchange = exchange
         self.console = console
-        self._exchanged = 0.0
-        self._fetched_elsewhere = np.empty(0, dtype=np.uint64)  # sorted keys earlier owners of own hosts fetched
-        seeds = [s.strip() for s in config.seeds if s.strip()]
+        seeds = config.seeds
         bad = [s for s in seeds if server(s) is None]
         if not seeds or bad:
             raise BadInput(f"seeds must be http(s) URLs with a host; got {bad or 'none'}")
@@ -152,7 +139,6 @@ class Crawler(FlushPath, ExchangePath):
             raise BadInput("--concurrency must be at least 1")
         if config.max_depth is not None and config.max_depth < 0:
             raise BadInput("--max-depth cannot be negative")
-        self.seeds = seeds
         self.url_cache = None
         self.gateway = None  # the py4j gateway of --serve
         self.stats_log = None  # --stats
@@ -164,10 +150,10 @@ class Crawler(FlushPath, ExchangePath):
         self.summary = CrawlSummary(url_cache=config.url_cache)
         self._stopping = False
         self.paused = False  # the console's pause: no new fetch starts
-        self._finished: list[Finished] = []
-        self._in_process = 0
+        self.in_flight = InFlight(config.concurrency, config.max_pages, config.flush_pages)
+        self.committer: Committer | None = None  # built once the stores are open
+        self.cluster: ClusterSide | None = None  # a cluster worker's
         self._repeats = 0  # links the page workers dropped as passed on before (dupes avoided)
-        self._free_workers: list[int] = []
         self._wakeup: asyncio.Event | None = None
         self._flush_due: asyncio.Event | None = None
         self._tasks: set[asyncio.Task] = set()
@@ -190,10 +176,12 @@ class Crawler(FlushPath, ExchangePath):
             chosen[name] = value if value is not None else stored.get(name, SETTING_DEFAULTS.get(name))
         chosen["canon"] = get_seen_key_scheme(chosen["seen_key"]).canonicalizer_for(chosen["canon"])
         self.config = dataclasses.replace(self.config, **chosen)
-        write_atomically(path, json.dumps(chosen | {"seeds": self.seeds}, indent=1) + "\n")
+        write_atomically(path, json.dumps(chosen | {"seeds": self.config.seeds}, indent=1) + "\n")
         failpoints.hit("crawl.settings_written")
 
-    def _open(self) -> None:
+    def _open(self, stack: contextlib.ExitStack) -> None:
+        """Open the state folder's stores and the outputs, then build the objects that use them;
+        the stats log is closed by ``stack``, whichever way the run ends."""
         config = self.config
         state = Path(config.state)
         state.mkdir(parents=True, exist_ok=True)
@@ -208,7 +196,7 @@ class Crawler(FlushPath, ExchangePath):
         if shortage := self.disk.shortage():  # before JE opens: JE 7 would refuse first, in its own words
             raise shortage
         if config.stats is not None:  # before JE opens too: a bad path is refused with nothing to undo
-            self.stats_log = StatsLog(config.stats, state)
+            self.stats_log = stack.enter_context(contextlib.closing(StatsLog(config.stats, state)))
         je_choice.start_for(state)  # on the JE that reads the state (a new one: the JE of new stores)
         self._signals.claim()
         policy = config.queue_policy
@@ -229,8 +217,8 @@ class Crawler(FlushPath, ExchangePath):
                                               prefetch=16)
             self.fetched = self.env.open_database(FETCHED, create=True)
             self.robots_db = self.env.open_database(ROBOTS, create=True)
-            self.outbox = Outbox(self.env) if self.exchange is not None else None
-            self.forwarded = Forwarded(self.env) if self.exchange is not None else None
+            outbox = Outbox(self.env) if self.exchange is not None else None
+            forwarded = Forwarded(self.env) if self.exchange is not None else None
         except BaseException:
             self.env.close()
             raise
@@ -248,6 +236,12 @@ class Crawler(FlushPath, ExchangePath):
             self.outputs.close()
             self._close_stores()
             raise
+        self.schedule = LinkScheduler(self.frontier, self.stats_log)
+        self.committer = Committer(self.env, self.frontier, self.fetched, self.outputs, self.schedule,
+                                   str(config.state), self.stats_log, self.exchange, outbox, forwarded)
+        if self.exchange is not None:
+            self.cluster = ClusterSide(self.exchange, self.frontier, self.in_flight, self.schedule, self.committer,
+                                       outbox, forwarded, pages_fetched=self._pages_fetched)
 
     def _serve(self, port: int):
         """Serve the crawl's environment to other processes (``store ls/dump``, ``frontier
@@ -276,15 +270,12 @@ class Crawler(FlushPath, ExchangePath):
         if self.stats_log is not None:
             with contextlib.suppress(Exception):  # the last line; a failed crawl's stores may not answer
                 self.stats_log.write(self)
-            self.stats_log.close()
         if self._failure is None:
             self._close_stores()  # the frontier's close resolves what DRUM still holds
         self._count_links()
         self.summary.store_bytes = sum(f.stat().st_size for f in Path(self.config.state).glob("*.jdb"))
 
     def _close_stores(self) -> None:
-        if self.stats_log is not None:
-            self.stats_log.close()
         self.frontier.close()
         failpoints.hit("crawl.close.frontier_closed")
         self.visited.close()
@@ -301,7 +292,7 @@ class Crawler(FlushPath, ExchangePath):
         :attr:`summary` still tells what the run did."""
         with contextlib.ExitStack() as stack:
             self._signals = signals or stack.enter_context(StopSignals())
-            self._open()
+            self._open(stack)
             started = time.perf_counter()
             try:
                 asyncio.run(self._crawl())
@@ -333,7 +324,7 @@ class Crawler(FlushPath, ExchangePath):
     def add_seeds(self, urls: list[str]) -> None:
         """Schedule more seeds (from the loop's thread), through the cluster when a worker."""
         links = [Link(url, 0, "", None) for url in urls]
-        self._schedule(self.exchange.add(links) if self.exchange is not None else links)
+        self.schedule(self.exchange.add(links) if self.exchange is not None else links)
         self._wakeup.set()
 
     def stop_now(self) -> None:
@@ -363,7 +354,6 @@ class Crawler(FlushPath, ExchangePath):
         config = self.config
         loop = asyncio.get_running_loop()
         self._wakeup, self._flush_due = asyncio.Event(), asyncio.Event()
-        self._free_workers = list(range(config.concurrency, 0, -1))
         self._signals.running(loop, self._on_signal)
         policy = LinkPolicy(self.scope, config.max_depth, self.path_rule, config.embeds,
                             outlinks=bool(config.warc or config.trace))
@@ -378,14 +368,10 @@ class Crawler(FlushPath, ExchangePath):
             async with Fetcher(fetch_config) as fetcher:
                 self.fetcher = fetcher
                 self.robots = RobotsCache(fetcher, "pycrawler", store=self.robots_db, obey=config.obey_robots)
-                seeds = [Link(seed, 0, "", None) for seed in self.seeds]
-                if self.exchange is not None:
-                    # What an earlier run could not send is queued again before a flush empties the outbox.
-                    restored = self.exchange.add(self.outbox.links()) if self.outbox else []
-                    self._exchange_links()  # what the cluster sent first
-                    self._schedule_arrivals(restored)  # forwards whose host is this worker's again
-                    seeds = self.exchange.add(seeds)
-                self._schedule(seeds)
+                seeds = [Link(seed, 0, "", None) for seed in config.seeds]
+                if self.cluster is not None:
+                    seeds = self.cluster.start(seeds)
+                self.schedule(seeds)
                 flusher = asyncio.create_task(self._flusher())
                 try:
                     await self._dispatch()
@@ -400,38 +386,40 @@ class Crawler(FlushPath, ExchangePath):
             self.pages.close()
             self.progress.close()
 
-    def _room(self) -> int:
-        free = self.config.concurrency - self._in_process
-        if self.config.max_pages is not None:
-            done = self._records_before + self.summary.fetched + self.summary.failed + self.summary.precluded
-            free = min(free, self.config.max_pages - done - self._in_process)
-        return free
+    def _done(self) -> int:
+        """URLs fetched or refused in the state folder, earlier runs' included."""
+        summary = self.summary
+        return self._records_before + summary.fetched + summary.failed + summary.precluded
+
+    def _pages_fetched(self) -> int:
+        """Pages that got an HTTP answer in the state folder, earlier runs' included."""
+        return self._records_before + self.summary.fetched
 
     async def _dispatch(self) -> None:
         """Hand URLs to fetch tasks until the crawl is over or stopped."""
-        frontier = self.frontier
+        frontier, in_flight, cluster = self.frontier, self.in_flight, self.cluster
         while not self._stopping:
             self._wakeup.clear()
             if self.paused:
                 await self._wakeup.wait()
                 continue
-            room = self._room()
+            room = in_flight.room(self._done())
             wait = None
             if room > 0:
                 batch, wait = frontier.poll(room)
-                for record in self._handed_over(batch):
-                    self._in_process += 1
+                for record in batch if cluster is None else cluster.kept(batch):
+                    in_flight.start()
                     task = asyncio.create_task(self._process(record))
                     self._tasks.add(task)
                     task.add_done_callback(self._tasks.discard)
                 if batch:
                     continue
-            if self._in_process == 0:
+            if in_flight.idle:
                 if room <= 0:
                     return  # max_pages reached
                 frontier.flush()  # an asynchronous Visited table may still hold new URLs
                 if frontier.wait_time() is None:
-                    if self.exchange is None or self._report(idle=True):
+                    if cluster is None or cluster.report(idle=True):
                         return
                     wait = RECEIVE_INTERVAL
                 else:
@@ -450,8 +438,72 @@ class Crawler(FlushPath, ExchangePath):
             if late:
                 await asyncio.wait(late)
 
+    # -- flushing ---------------------------------------------------------------------------------
+    async def _flusher(self) -> None:
+        """Flush finished pages every ``flush_interval`` seconds, or sooner when ``flush_pages``
+        wait; stop the crawl when the disk runs low or anything here fails."""
+        try:
+            await self._flush_and_watch()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 -- a dead flusher would leave the crawl waiting forever
+            self._fail(exc)
+
+    async def _flush_and_watch(self) -> None:
+        interval, shown = self.config.flush_interval, 0.0
+        while True:
+            try:
+                await asyncio.wait_for(self._flush_due.wait(), timeout=interval)
+            except TimeoutError:
+                pass
+            self._flush_due.clear()
+            if self.cluster is not None and self.cluster.receive():
+                self._wakeup.set()
+            if self.in_flight.waiting:
+                self._flush()
+                self._wakeup.set()
+            if self._stop_reason is None and (shortage := self.disk.shortage()):
+                self._stop_reason = shortage
+                self.stop()
+            if self.stats_log is not None:
+                self.stats_log.tick(self)
+            if self.progress.enabled and time.monotonic() - shown >= 1.0:
+                shown = time.monotonic()
+                self._show_progress()
+
+    def _show_progress(self) -> None:
+        stats = self.frontier.stats()["by_state"]
+        self.progress.update(queues_ready=stats["ready"]["queues"], queues_snoozed=stats["snoozed"]["queues"],
+                             pending=len(self.frontier), seen=self.frontier.totals["enqueued"])
+        if self.url_cache is not None:
+            self.progress.update(cache_hits=self.url_cache.hits, cache_misses=self.url_cache.misses)
+
+    def _flush(self) -> None:
+        """Commit the finished pages (:meth:`Committer.commit`); after a failure, commit
+        nothing: the pages stay pending."""
+        finished = self.in_flight.take_finished()
+        if not finished:
+            return
+        if self._failure is None:
+            try:
+                self.committer.commit(finished)
+            except Exception as exc:  # noqa: BLE001 -- whatever failed, what follows must not commit
+                self._fail(exc)
+        self.in_flight.flushed(finished)
+
+    def _count_links(self) -> None:
+        """The summary's new URLs and dupes avoided, counted where the answers arrive: the
+        frontier's totals of this run (DRUM answers a check when it merges, at a later schedule
+        call, a flush or the close, not when the link is offered), the links the page workers
+        dropped as passed on before, and those the cluster dropped as known before they reached
+        any frontier."""
+        totals = self.frontier.totals
+        self.summary.enqueued = totals["enqueued"]
+        self.summary.dupes_avoided = (self._repeats + totals["duplicates"]
+                                      + (self.exchange.duplicates() if self.exchange is not None else 0))
+
     async def _process(self, record: CrawlUrl) -> None:
-        worker = self._free_workers.pop()
+        worker = self.in_flight.worker()
         try:
             try:
                 finished = await self._fetch_and_work(record, worker)
@@ -460,20 +512,19 @@ class Crawler(FlushPath, ExchangePath):
             except Exception as exc:  # noqa: BLE001 -- a bug on one URL must not stop the crawl: -5 records it
                 finished = self._broken(record, worker, exc)
         except asyncio.CancelledError:
-            self._in_process -= 1
+            self.in_flight.abandon()
             raise
         except PycrawlerError as exc:  # an output (or a store) failed: the URL stays pending, the crawl stops
-            self._in_process -= 1
+            self.in_flight.abandon()
             self._fail(exc)
             return
         finally:
-            self._free_workers.append(worker)
+            self.in_flight.free(worker)
         # Its queue may hand out its next URL now (after its delay); the URL stays pending, and
         # in this run's count of URLs in process, until the flush commits its completion.
         self.frontier.release(finished.url, finished.outcome)
         self._wakeup.set()
-        self._finished.append(finished)
-        if len(self._finished) >= self.config.flush_pages:
+        if self.in_flight.finish(finished):
             self._flush_due.set()
 
     def _broken(self, record: CrawlUrl, worker: int, exc: Exception) -> Finished:
@@ -485,8 +536,7 @@ class Crawler(FlushPath, ExchangePath):
         record.status_code = code
         self.summary.failed += 1
         self.summary.statuses[code] += 1
-        return Finished(record.ori_url, encode(record), record.layer, hop_path, [], "",
-                         Outcome.failure(status_code=code))
+        return Finished.failed(record, hop_path, code)
 
     async def _fetch_and_work(self, record: CrawlUrl, worker: int) -> Finished:
         url, layer = record.ori_url, record.layer
@@ -500,9 +550,9 @@ class Crawler(FlushPath, ExchangePath):
             summary.statuses[verdict] += 1
             if verdict == fetch_status.ROBOTS_PRECLUDED:
                 summary.precluded += 1
-                return Finished(url, encode(record), layer, hop_path, [], "", Outcome.failure(status_code=verdict))
+                return Finished.failed(record, hop_path, verdict)
             summary.failed += 1
-            return Finished(url, encode(record), layer, hop_path, [], "", Outcome.retry(status_code=verdict))
+            return Finished.retry(record, hop_path, verdict)
 
         result = await self.fetcher.fetch(url)
         status = result.status
@@ -521,22 +571,18 @@ class Crawler(FlushPath, ExchangePath):
         if 200 <= status < 300 and (media in HTML_TYPES if media else looks_like_html(result.body)):
             page = await asyncio.wrap_future(self.pages.submit(result.body, url, headers, layer))
             page.record_on(record)
-            links, hops = page.links, page.hops
+            links = list(zip(page.links, page.hops))  # the workers send a list and a string: less to pickle
             summary.links += page.extracted
             summary.out_of_scope += page.rejected
             self._repeats += page.repeats
         else:
-            links, hops = [], ""
+            links = []
         record.type = media
-        value = encode(record)
         if result.redirect is not None:
             target = result.redirect
             if (trailing_redirects(hop_path) < MAX_TRAILING_REDIRECTS and self.scope.allows(target)
                     and not self.path_rule.rejects(target)):
-                links, hops = links + [target], hops + Hop.REDIRECT.value
-        parsed = page.outlinks if page is not None else None  # a list only when WARC or trace asks
-        outlinks = [Outlink(u, Hop(h), c) for u, h, c in parsed] if parsed is not None else None
-        self.outputs.fetched(result, hop_path=hop_path, via=via, worker=worker, outlinks=outlinks)
+                links.append((target, Hop.REDIRECT.value))
         seconds = result.duration_ms / 1000
         delay = self.robots.crawl_delay(url)
         if is_transient(status):
@@ -545,5 +591,9 @@ class Crawler(FlushPath, ExchangePath):
             outcome = Outcome.success(seconds, crawl_delay=delay, status_code=status)
         else:
             outcome = Outcome.failure(seconds, crawl_delay=delay, status_code=status)
-        return Finished(url, value, layer, hop_path, links, hops, outcome)
+        finished = Finished.fetched(record, hop_path, links, outcome)  # the record encoded before the outputs see the fetch
+        parsed = page.outlinks if page is not None else None  # a list only when WARC or trace asks
+        outlinks = [Outlink(u, Hop(h), c) for u, h, c in parsed] if parsed is not None else None
+        self.outputs.fetched(result, hop_path=hop_path, via=via, worker=worker, outlinks=outlinks)
+        return finished
 

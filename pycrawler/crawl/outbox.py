@@ -1,12 +1,13 @@
 """A cluster worker's outbox: links Redis did not take, kept in the state folder until it does.
 
-A crawl finishes a page only once the links it found are durable (see :mod:`.engine`). For a
-cluster worker the links to other workers' hosts are durable once they are in Redis; while
-Redis does not answer they wait in the exchange's memory, so they are written here instead, in
-the same JE transaction as the completions of the pages that found them (a flush between two
-crawl flushes, a retry or a handover, commits its own before any of those completions): a kill
--9 during the outage loses none. The next run adds them to the exchange again, and the outbox is emptied in
-the commit that follows the first flush Redis took. With Redis up nothing is written here.
+A crawl finishes a page only once the links it found are durable (the commit order of
+:class:`~pycrawler.crawl.flush.Committer`). For a cluster worker the links to other workers'
+hosts are durable once they are in Redis; while Redis does not answer they wait in the
+exchange's memory, so they are written here instead, in the same JE transaction as the
+completions of the pages that found them (a flush between two crawl flushes, a retry or a
+handover, commits its own before any of those completions): a kill -9 during the outage loses
+none. The next run adds them to the exchange again, and the outbox is emptied in the commit that
+follows the first flush Redis took. With Redis up nothing is written here.
 """
 
 from __future__ import annotations

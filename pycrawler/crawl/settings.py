@@ -100,6 +100,10 @@ class CrawlConfig:
     serve: int | None = None              # serve the state through py4j on this port (0: any free one)
     stats: Path | None = None             # append the crawl's counters to this file every second
 
+    def __post_init__(self):
+        # Seeds as given on a command line or read from a file: the blanks around them and the empty ones go.
+        self.seeds = [seed.strip() for seed in self.seeds if seed.strip()]
+
 
 @dataclasses.dataclass
 class CrawlSummary:

@@ -58,7 +58,7 @@ class JeRelease:
     jar: Path
 
     @classmethod
-    def of_jar(cls, jar: Path) -> "JeRelease | None":
+    def of_jar(cls, jar: Path) -> JeRelease | None:
         """The release a jar's name says (``je-7.5.11.jar``), None for another jar."""
         return cls(jar.name.split("-", 1)[1][:-len(".jar")] if jar.name.startswith("je-")
                    else jar.name[len("db-je-"):-len(".jar")], jar) if _JAR_NAME.match(jar.name) else None

@@ -43,11 +43,12 @@ def _end_after_the_exit_hooks() -> None:
 
 atexit.register(_end_after_the_exit_hooks)
 
-import contextlib  # (after the signals are noted)
-import os
-import sys
+# The imports after the exit hook: it must be registered before any module that could register its own.
+import contextlib  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
 
-from .crawl.stop_signals import COMMAND, STOP_SIGNALS, Interrupted, StopSignals
+from .crawl.stop_signals import COMMAND, STOP_SIGNALS, Interrupted, StopSignals  # noqa: E402
 
 _signals: StopSignals | None = None
 """The process's handler, from :func:`main` on."""

@@ -75,7 +75,7 @@ class SpillFile:
     def close(self) -> None:
         self._file.close()
 
-    def __enter__(self) -> "SpillFile":
+    def __enter__(self) -> SpillFile:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -73,7 +73,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         self.state = server_state
         super().__init__(*args, **kwargs)
 
-    def do_GET(self):  # noqa: N802 -- the base class's name
+    def do_GET(self):  # the base class's name
         with self.state.lock:
             self.state.counts[self.path] += 1
         for prefix, route in self.state.routes.items():
@@ -81,7 +81,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
                 return route(self)
         return super().do_GET()
 
-    def log_message(self, format, *args):  # noqa: A002
+    def log_message(self, format, *args):
         pass
 
 

@@ -45,7 +45,7 @@ class Server:
             self.process.kill()
         self.process.communicate(timeout=60)
 
-    def __enter__(self) -> "Server":
+    def __enter__(self) -> Server:
         return self
 
     def __exit__(self, *exc) -> None:

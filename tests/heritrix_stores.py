@@ -104,7 +104,7 @@ class Holder:
         self.process.stdin.close()
         assert self.process.wait(timeout=60) == 0
 
-    def __enter__(self) -> "Holder":
+    def __enter__(self) -> Holder:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -50,7 +50,7 @@ DISALLOWED = "/private/"
 
 # -- the site ------------------------------------------------------------------------------------
 class _SiteHandler(_Handler):
-    def do_GET(self):  # noqa: N802 -- the base class's name
+    def do_GET(self):  # the base class's name
         site, host, path = self.site, self.host, self.path
         site.record(host, path, self.headers.get("User-Agent", ""))
         headers = [("Content-Type", "text/html")]
@@ -263,7 +263,7 @@ class Heritrix:
         self.port = 0
 
     # -- the process ---------------------------------------------------------------------------
-    def start(self, attempts: int = 3) -> "Heritrix":
+    def start(self, attempts: int = 3) -> Heritrix:
         if not (self.home / "lib" / "heritrix-engine-3.13.0.jar").is_file():
             raise HeritrixError(f"Heritrix 3.13.0 is not at {self.home} (scripts/setup unpacks it)")
         self.jobs.mkdir(parents=True, exist_ok=True)
@@ -319,7 +319,7 @@ class Heritrix:
             self.client.close()
             self.client = None
 
-    def __enter__(self) -> "Heritrix":
+    def __enter__(self) -> Heritrix:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -22,7 +22,7 @@ class SiteSpider(CrawlSpider):
         self.start_urls = [start_url]
         self.allowed_domains = [urlsplit(start_url).hostname]
         self.lambda_callback = bool(lambda_callback)
-        self.urls = open(urls_out, "w") if urls_out else None  # noqa: SIM115 -- closed in closed()
+        self.urls = open(urls_out, "w") if urls_out else None  # closed in closed()
         super().__init__(**kwargs)
 
     def parse_start_url(self, response):

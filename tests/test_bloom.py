@@ -240,7 +240,7 @@ def test_wrong_magic_version_size_or_truncation_is_bad_input(tmp_path):
         "header only": good[:HEADER_SIZE - 1],
         "empty": b"",
     }
-    for name, data in cases.items():
+    for _name, data in cases.items():
         path.write_bytes(data)
         with pytest.raises(BadInput):
             BloomFilter.open(path)

@@ -88,7 +88,7 @@ def test_text_format_shows_one_line_per_key_and_createkey_as_java_prints_it():
 
 
 def test_urls_come_from_stdin_one_per_line_when_none_are_given():
-    stdin = "http://a/\n\n  http://b/x  \r\nhttp://c/\n".encode()
+    stdin = b"http://a/\n\n  http://b/x  \r\nhttp://c/\n"
     assert [r["url"] for r in jsonl(pycrawler("fingerprint", "--format", "jsonl", stdin=stdin))] == \
         ["http://a/", "http://b/x", "http://c/"]
 

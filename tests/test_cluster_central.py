@@ -197,7 +197,7 @@ def collect(results, count):
 
 def assert_allocated_once(acked: dict[str, list[str]], urls: list[str], dead: str = "") -> None:
     owners = Counter()
-    for worker, got in acked.items():
+    for got in acked.values():
         owners.update(set(got))
     assert set(owners) == set(urls), "every URL submitted is allocated"
     assert max(owners.values()) == 1, "to exactly one worker"
@@ -214,7 +214,7 @@ def test_overlapping_sets_from_several_processes_are_allocated_exactly_once(redi
     rng = random.Random(14)
     samples = {(w, net): rng.sample(urls, 800) for w, net in (("w1", "net0"), ("w2", "net0"), ("w3", "net1"), ("w4", "net1"))}
     procs = [start(pool, redis_port, w, net, sample) for (w, net), sample in samples.items()]
-    for proc, flushed in procs:
+    for _proc, flushed in procs:
         assert flushed.wait(60)
     wait_quiet(redis_port, ["net0", "net1"])
     pool.stop.set()
@@ -252,7 +252,7 @@ def test_a_killed_central_host_is_replaced_and_nothing_flushed_is_lost(redis_por
         assert time.monotonic() < deadline
         time.sleep(0.05)
     assert client.get(layout.lease("net0")) in (b"w2", b"w3")
-    for proc, flushed in others:
+    for _proc, flushed in others:
         assert flushed.wait(60)
     # What the dead worker had not acknowledged is re-routed to its hosts' new owners.
     wait_quiet(redis_port, ["net0"])

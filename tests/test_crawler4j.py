@@ -147,7 +147,10 @@ def test_export_gives_every_field_in_crawl_order_and_changes_no_byte(writers, tm
                      "--done", tmp_path / "d.jsonl")
     assert done.returncode == 0, done.stderr
     pending, finished = script.expected(resumable)
-    read = lambda name: [json.loads(line) for line in (tmp_path / name).read_text(encoding="utf-8").splitlines()]
+
+    def read(name: str) -> list:
+        return [json.loads(line) for line in (tmp_path / name).read_text(encoding="utf-8").splitlines()]
+
     assert read("p.jsonl") == pending
     assert read("d.jsonl") == finished
     assert file_hashes(frontier) == before

@@ -106,7 +106,7 @@ def page_of(request_path: str) -> str:
 class _AgentHandler(_Handler):
     disable_nagle_algorithm = True   # no 40 ms wait for a delayed ACK between headers and body
 
-    def do_GET(self):  # noqa: N802 -- the base class's name
+    def do_GET(self):  # the base class's name
         agent = "crawler4j" if CRAWLER4J_AGENT in self.headers.get("User-Agent", "") else "pycrawler"
         with self.state.lock:
             self.state.counts[(agent, self.path)] += 1
@@ -248,7 +248,7 @@ def crawl(program, tmp_path_factory):
             def resume_crawl(folder=resume, outcome=outcome):
                 try:
                     outcome.append(crawler4j(program, folder, seed))
-                except BaseException as exc:  # noqa: BLE001 -- handed to the test's thread
+                except BaseException as exc:  # handed to the test's thread
                     outcome.append(exc)
 
             resumed = threading.Thread(target=resume_crawl, daemon=True)
@@ -270,8 +270,8 @@ def crawl(program, tmp_path_factory):
             kill.unchanged = file_hashes(kill_dir) == before
             kill.export = pycrawler("crawler4j", "export", kill_dir / "frontier", "--pending", state / "p.jsonl",
                                     "--done", state / "d.jsonl")
-            kill.pending = [json.loads(l)["url"] for l in (state / "p.jsonl").read_text().splitlines()]
-            kill.done = [json.loads(l)["url"] for l in (state / "d.jsonl").read_text().splitlines()]
+            kill.pending = [json.loads(line)["url"] for line in (state / "p.jsonl").read_text().splitlines()]
+            kill.done = [json.loads(line)["url"] for line in (state / "d.jsonl").read_text().splitlines()]
     return kills, reachable
 
 
@@ -321,7 +321,7 @@ def test_inspect_names_the_urls_crawler4j_dropped_at_the_kill(crawl):
     kills, _ = crawl
     for kill in kills:
         assert kill.inspect.returncode == 0, kill.inspect.stderr
-        line = next(l for l in kill.inspect.stdout.splitlines() if "dropped by crawler4j" in l)
+        line = next(text for text in kill.inspect.stdout.splitlines() if "dropped by crawler4j" in text)
         processed, dropped = map(int, re.match(r"\s+(\d+) processed \(Processed-Pages\), (\d+) dropped", line).groups())
         truly_dropped = set(kill.done) - kill.printed   # a docid, not pending, never fetched
         assert dropped <= len(truly_dropped) <= dropped + THREADS, (kill.at, line, sorted(truly_dropped)[:5])

@@ -65,7 +65,7 @@ class _DecoratedHandler(_SiteHandler):
     """HeritrixSite's pages with :data:`DECORATIONS` added, and every ``/x/`` URL answered (200,
     no links; a stylesheet's one ``url()``)."""
 
-    def do_GET(self):  # noqa: N802 -- the base class's name
+    def do_GET(self):  # the base class's name
         site, host, path = self.site, self.host, self.path
         if path.startswith("/x/") or ((host, path) in site.graph and (host, path) not in site.redirects):
             site.record(host, path, self.headers.get("User-Agent", ""))
@@ -377,7 +377,7 @@ def dead(tmp_path_factory):
                             env=os.environ | {"PYCRAWLER_FAILPOINT": "folder.build.written"})
     killed_left = (folder / "state").exists()   # nothing a crawl would resume
     argv = []
-    for n, (name, args) in enumerate(commands.items()):
+    for n, args in enumerate(commands.values()):
         args = [str(a) for a in args]
         if args[-1] == "--journal":
             args = args[:-1]

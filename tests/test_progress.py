@@ -18,7 +18,7 @@ from heritrix_stores import crawl, write_h1
 from pycrawler.heritrix.journal import ADDED, journal_line, write_journal
 
 sys.path.insert(0, str(ROOT / "scripts" / "bench"))
-from terminal import pseudo_terminal  # noqa: E402 -- the benchmarks' terminal, shared
+from terminal import pseudo_terminal  # the benchmarks' terminal, shared
 
 RECORDS = 30_000
 COLUMNS = 120

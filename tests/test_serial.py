@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pickle
 import random
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from decimal import Decimal
 from uuid import UUID
 
@@ -26,7 +26,7 @@ from pycrawler.store.serial import (
 )
 
 FIXTURES = "org.pycrawler.bridge.fixtures."
-UTC = timezone.utc
+UTC = UTC
 
 # The seed book's CrawlUrl fields, in its order (the Java twin is fixtures.BookCrawlUrl).
 BOOK_FIELDS = [

@@ -124,7 +124,7 @@ def test_a_folder_appears_whole_and_a_build_under_way_is_not_cleared_by_a_second
     failing = tmp_path / "failing"
     with pytest.raises(ZeroDivisionError), building(failing, "import") as build:
         (build.path / "half").write_text("written")
-        1 / 0
+        raise ZeroDivisionError("a failure half-way through the build")
     assert not failing.exists() and not partial(failing).exists()
 
 

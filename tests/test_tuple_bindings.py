@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import random
 import struct
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -104,7 +104,7 @@ def _code_units(rng: random.Random, count: int) -> list[bytes]:
     return strings
 
 
-@lru_cache(maxsize=None)
+@cache
 def _samples(kind: str) -> tuple:
     """A few thousand values of ``kind`` (every value of the 16-bit kinds), always the same."""
     return tuple(_generate(kind))

@@ -92,7 +92,7 @@ def test_no_url_is_lost_or_handed_out_twice_across_kills(tmp_path):
         with WorkQueueFrontier.open(tmp_path, politeness=Politeness.none()) as frontier:
             census = {q.class_key: q.count for q in frontier.queues.values() if q.count}
             pending = set()
-            for key, value in frontier.pending.items():
+            for _key, value in frontier.pending.items():
                 if value:
                     pending.add(frontier_url(value))
             assert sum(census.values()) == len(pending)

@@ -111,7 +111,7 @@ class Trace:
     keys: np.ndarray
 
     @classmethod
-    def of(cls, keys: np.ndarray) -> "Trace":
+    def of(cls, keys: np.ndarray) -> Trace:
         unique, ids, counts = np.unique(keys, return_inverse=True, return_counts=True)
         dtype = np.int32 if len(unique) < 2**31 else np.int64
         return cls(ids.astype(dtype, copy=False), counts, keys)

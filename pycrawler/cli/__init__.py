@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # noqa: BLE001 - the contract is one line, not a trace
+    except Exception as exc:  # the contract is one line, not a trace
         if args.debug:
             traceback.print_exc()
         if full := as_disk_full(exc):  # a write outside the paths that say so themselves

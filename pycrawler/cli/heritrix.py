@@ -168,7 +168,7 @@ def run_inspect(args: argparse.Namespace) -> int:
 
 
 # -- seen ---------------------------------------------------------------------------------------
-def _input_urls(args) -> "iter[str]":
+def _input_urls(args) -> iter[str]:
     if args.urls:
         return iter(args.urls)
     stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin

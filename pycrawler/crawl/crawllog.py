@@ -118,7 +118,7 @@ class CrawlLog:
     def close(self) -> None:
         self._file.close()
 
-    def __enter__(self) -> "CrawlLog":
+    def __enter__(self) -> CrawlLog:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -446,7 +446,7 @@ class Crawler:
             await self._flush_and_watch()
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # noqa: BLE001 -- a dead flusher would leave the crawl waiting forever
+        except Exception as exc:  # a dead flusher would leave the crawl waiting forever
             self._fail(exc)
 
     async def _flush_and_watch(self) -> None:
@@ -487,7 +487,7 @@ class Crawler:
         if self._failure is None:
             try:
                 self.committer.commit(finished)
-            except Exception as exc:  # noqa: BLE001 -- whatever failed, what follows must not commit
+            except Exception as exc:  # whatever failed, what follows must not commit
                 self._fail(exc)
         self.in_flight.flushed(finished)
 
@@ -509,7 +509,7 @@ class Crawler:
                 finished = await self._fetch_and_work(record, worker)
             except (asyncio.CancelledError, PycrawlerError):
                 raise
-            except Exception as exc:  # noqa: BLE001 -- a bug on one URL must not stop the crawl: -5 records it
+            except Exception as exc:  # a bug on one URL must not stop the crawl: -5 records it
                 finished = self._broken(record, worker, exc)
         except asyncio.CancelledError:
             self.in_flight.abandon()

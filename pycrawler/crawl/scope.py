@@ -58,7 +58,7 @@ class Scope:
     prefixes: tuple = ()                # prefix: URL prefixes
 
     @classmethod
-    def of(cls, kind: str, seeds: list[str]) -> "Scope":
+    def of(cls, kind: str, seeds: list[str]) -> Scope:
         if kind not in SCOPES:
             raise BadInput(f"scope must be one of {', '.join(SCOPES)}, not {kind!r}")
         found = [s for s in map(server, seeds) if s is not None]

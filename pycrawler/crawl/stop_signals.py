@@ -98,7 +98,7 @@ class StopSignals:
         self._previous: dict[int, object] = {}
         self.exit_code: int | None = None  # set when exiting
 
-    def __enter__(self) -> "StopSignals":
+    def __enter__(self) -> StopSignals:
         if threading.current_thread() is threading.main_thread():
             self._previous = {signum: signal.signal(signum, self._handle) for signum in STOP_SIGNALS}
         return self

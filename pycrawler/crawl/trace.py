@@ -35,7 +35,7 @@ class TraceWriter:
     def close(self) -> None:
         self._file.close()
 
-    def __enter__(self) -> "TraceWriter":
+    def __enter__(self) -> TraceWriter:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -63,7 +63,7 @@ _DROPPED_RESPONSE_HEADERS = frozenset({"transfer-encoding"})
 
 def warc_date(epoch: float) -> str:
     """WARC 1.1's date: UTC with microseconds."""
-    moment = datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc)
+    moment = datetime.datetime.fromtimestamp(epoch, datetime.UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
@@ -183,7 +183,7 @@ class WarcWriter:
                 pass
             self._file = self._writer = self._path = None
 
-    def __enter__(self) -> "WarcWriter":
+    def __enter__(self) -> WarcWriter:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -57,7 +57,7 @@ class Crawler4jFrontier:
         self._databases: dict[str, Any] = {}
 
     @classmethod
-    def open(cls, path) -> "Crawler4jFrontier":
+    def open(cls, path) -> Crawler4jFrontier:
         """The frontier in the folder ``path`` (see the module docstring)."""
         path = Path(path)
         if not path.is_dir():
@@ -172,7 +172,7 @@ class Crawler4jFrontier:
         self._databases.clear()
         self.env.close()
 
-    def __enter__(self) -> "Crawler4jFrontier":
+    def __enter__(self) -> Crawler4jFrontier:
         return self
 
     def __exit__(self, *exc) -> None:

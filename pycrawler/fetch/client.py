@@ -130,7 +130,7 @@ class Fetcher:
         self.dns: CachingResolver | None = None
         self._session: aiohttp.ClientSession | None = None
 
-    async def __aenter__(self) -> "Fetcher":
+    async def __aenter__(self) -> Fetcher:
         self.open()
         return self
 
@@ -185,7 +185,7 @@ class Fetcher:
             self._fail(result, fetch_status.UNFETCHABLE_URI, exc)
         except (aiohttp.ClientError, OSError) as exc:  # disconnects, resets, garbage instead of HTTP
             self._fail(result, fetch_status.CONNECT_LOST, exc)
-        except Exception as exc:  # noqa: BLE001 -- one bad URL must not stop a crawl; -5 says it was a bug
+        except Exception as exc:  # one bad URL must not stop a crawl; -5 says it was a bug
             self._fail(result, fetch_status.RUNTIME_EXCEPTION, exc)
         result.duration_ms = (time.perf_counter() - clock) * 1000
         return result

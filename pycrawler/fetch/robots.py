@@ -96,7 +96,7 @@ class RobotsPolicy:
         return _RECORD.pack(_RECORD_VERSION, self.fetched_at, self.status, self.attempts) + self.body
 
     @classmethod
-    def unpack(cls, host: str, record: bytes) -> "RobotsPolicy | None":
+    def unpack(cls, host: str, record: bytes) -> RobotsPolicy | None:
         """The policy stored as ``record``; None for a record this version cannot read (refetch it)."""
         if len(record) < _RECORD.size or record[0] != _RECORD_VERSION:
             return None

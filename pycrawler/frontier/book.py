@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 from ..errors import BadInput
 from ..records.crawl_url import INT_MAX, INT_MIN, CrawlUrl
@@ -51,7 +51,7 @@ BOOK_FIELDS = (
 BOOK_CLASS = java_class(BOOK_CLASS_NAME, BOOK_SERIAL_VERSION_UID, [(name, kind) for name, kind, _ in BOOK_FIELDS])
 """The descriptor Java computes for the book's CrawlUrl."""
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SECOND, _MILLI = timedelta(seconds=1), timedelta(milliseconds=1)
 
 
@@ -147,7 +147,7 @@ class BookFrontier(JeFrontier):
 
     @classmethod
     def open(cls, path: str | os.PathLike, *, create: bool = False, read_only: bool = False,
-             durability: str = "write_no_sync", cache_size: int | None = None) -> "BookFrontier":
+             durability: str = "write_no_sync", cache_size: int | None = None) -> BookFrontier:
         """Open (``create``: or make) a book-layout store at ``path``; closing the frontier
         closes the environment."""
         return cls._open_env(path, create=create, read_only=read_only, durability=durability, cache_size=cache_size,

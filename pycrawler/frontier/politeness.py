@@ -37,15 +37,15 @@ class Outcome:
             raise BadInput(f"an outcome is {SUCCESS!r}, {FAILURE!r} or {RETRY!r}, not {self.kind!r}")
 
     @classmethod
-    def success(cls, fetch_seconds: float = 0.0, **kw) -> "Outcome":
+    def success(cls, fetch_seconds: float = 0.0, **kw) -> Outcome:
         return cls(SUCCESS, fetch_seconds, **kw)
 
     @classmethod
-    def failure(cls, fetch_seconds: float = 0.0, **kw) -> "Outcome":
+    def failure(cls, fetch_seconds: float = 0.0, **kw) -> Outcome:
         return cls(FAILURE, fetch_seconds, **kw)
 
     @classmethod
-    def retry(cls, fetch_seconds: float = 0.0, **kw) -> "Outcome":
+    def retry(cls, fetch_seconds: float = 0.0, **kw) -> Outcome:
         return cls(RETRY, fetch_seconds, **kw)
 
 
@@ -69,7 +69,7 @@ class Politeness:
             raise BadInput(f"min_delay {self.min_delay} exceeds max_delay {self.max_delay}")
 
     @classmethod
-    def none(cls) -> "Politeness":
+    def none(cls) -> Politeness:
         return cls(delay_factor=0.0, min_delay=0.0, max_delay=0.0, retry_delay=0.0, max_retry_delay=0.0)
 
     def delay(self, fetch_seconds: float, crawl_delay: float | None = None) -> float:

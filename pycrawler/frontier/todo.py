@@ -127,7 +127,7 @@ class JeFrontier(TodoFrontier):
 
     @classmethod
     def _open_env(cls, path, *, create: bool, read_only: bool, durability: str, cache_size: int | None,
-                  make: Callable[[Environment], "JeFrontier"]) -> "JeFrontier":
+                  make: Callable[[Environment], JeFrontier]) -> JeFrontier:
         env = Environment(path, create=create, read_only=read_only, durability=None if read_only else durability,
                           cache_size=cache_size, config=JE_CONFIG)
         try:
@@ -250,7 +250,7 @@ class JeTodoFrontier(JeFrontier):
 
     @classmethod
     def open(cls, path: str | os.PathLike, order: str = "key", *, create: bool = False, read_only: bool = False,
-             durability: str = "write_no_sync", cache_size: int | None = None) -> "JeTodoFrontier":
+             durability: str = "write_no_sync", cache_size: int | None = None) -> JeTodoFrontier:
         """Open (``create``: or make) the frontier in the environment at ``path``; closing the
         frontier closes the environment."""
         return cls._open_env(path, create=create, read_only=read_only, durability=durability, cache_size=cache_size,

@@ -182,7 +182,7 @@ class WorkQueueFrontier(TodoFrontier):
     @classmethod
     def open(cls, path: str | os.PathLike, visited: Visited | None = None, *, create: bool = False,
              read_only: bool = False, durability: str = "write_no_sync", cache_size: int | None = None,
-             **options) -> "WorkQueueFrontier":
+             **options) -> WorkQueueFrontier:
         """Open (``create``: or make) the frontier in the environment at ``path``; closing the
         frontier closes the environment. Without ``visited``, the exact JE set in the same
         environment (database ``visited``) is used, and closed with the frontier."""
@@ -395,7 +395,7 @@ class WorkQueueFrontier(TodoFrontier):
             if self._owns_env:
                 self.env.close()
 
-    def __enter__(self) -> "WorkQueueFrontier":
+    def __enter__(self) -> WorkQueueFrontier:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -345,7 +345,7 @@ def replay(files: Iterable[Path], ignored: Iterable[Path] = (), *, progress: boo
                   list(ignored))
 
 
-def _replay_lines(lines: list[bytes], first: int, events: dict[bytes, int], found: "_Events") -> int:
+def _replay_lines(lines: list[bytes], first: int, events: dict[bytes, int], found: _Events) -> int:
     """Count each line's event and note the adds and finishes (``first``: the number of the
     first line); returns the lines skipped."""
     skipped = 0
@@ -412,7 +412,7 @@ class _Events:
                 found.append(_pending_adds(np.fromfile(part, dtype=EVENT)))
         return np.sort(np.concatenate(found)) if found else np.empty(0, np.uint64)
 
-    def __enter__(self) -> "_Events":
+    def __enter__(self) -> _Events:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -106,7 +106,7 @@ class KryoDecoder:
         self._java = java_decoder
 
     @classmethod
-    def load(cls) -> "KryoDecoder | None":
+    def load(cls) -> KryoDecoder | None:
         """A decoder when Heritrix's classes are on the JVM's class path, else None."""
         import jpype
 

@@ -114,7 +114,7 @@ class PendingKeys:
     uri_hash: np.ndarray     # per key: :func:`uri_hash` of the URI its value starts with, 0 if none
 
     @classmethod
-    def read(cls, state: HeritrixState, matching: QueueNames) -> "PendingKeys":
+    def read(cls, state: HeritrixState, matching: QueueNames) -> PendingKeys:
         names, matched_of = QueueNames(), array("I")   # matched_of: a queue's matching-queue id
         columns = queue, directive, precedence, ordinal = array("I"), array("B"), array("B"), array("Q")
         hashes = array("Q")

@@ -80,7 +80,7 @@ class HeritrixState:
         self._databases: dict[str, object] = {}
 
     @classmethod
-    def open(cls, path, *, checkpoint: str | None = None) -> "HeritrixState":
+    def open(cls, path, *, checkpoint: str | None = None) -> HeritrixState:
         """The state in the folder ``path`` (or its ``checkpoint``), or served at the address
         ``path`` (see the module docstring)."""
         if gateway_address.is_address(str(path)):
@@ -110,13 +110,13 @@ class HeritrixState:
         return cls(path, env, probe, chosen, scratch)._checked()
 
     @classmethod
-    def _served(cls, address: str, checkpoint: str | None) -> "HeritrixState":
+    def _served(cls, address: str, checkpoint: str | None) -> HeritrixState:
         if checkpoint is not None:
             raise BadInput(f"--checkpoint assembles a checkpoint from the state folder's files, which {address} does "
                            "not hand out: give the folder itself")
         return cls(address, store.open(address, read_only=True), None)._checked()
 
-    def _checked(self) -> "HeritrixState":
+    def _checked(self) -> HeritrixState:
         names = self.env.database_names()
         if not any(name in names for name in HERITRIX_DATABASES):
             self.close()
@@ -215,7 +215,7 @@ class HeritrixState:
                 shutil.rmtree(self._scratch, ignore_errors=True)
                 self._scratch = None
 
-    def __enter__(self) -> "HeritrixState":
+    def __enter__(self) -> HeritrixState:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -111,7 +111,7 @@ def _codec(label: str | bytes | None) -> str | None:
         return None
     if name in _WINDOWS_1252_LABELS:
         return "cp1252"
-    if name.startswith("utf-16") or name.startswith("utf-32"):
+    if name.startswith(("utf-16", "utf-32")):
         return None  # declared in ASCII-compatible markup it cannot be true; a BOM decides instead
     return name
 

@@ -51,7 +51,7 @@ class ParsePool:
     def close(self) -> None:
         self._executor.shutdown(wait=True, cancel_futures=True)
 
-    def __enter__(self) -> "ParsePool":
+    def __enter__(self) -> ParsePool:
         return self
 
     def __exit__(self, *exc) -> None:

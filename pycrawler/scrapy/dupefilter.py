@@ -62,7 +62,7 @@ class DupeFilter(BaseDupeFilter):
         self._refusal = None
 
     @classmethod
-    def from_crawler(cls, crawler) -> "DupeFilter":
+    def from_crawler(cls, crawler) -> DupeFilter:
         return cls(crawler)
 
     def open(self) -> None:

@@ -69,7 +69,7 @@ class RequestEncoder:
 def loads(payload: bytes, spider) -> Request:
     """The request :func:`dumps` stored; BadInput when the spider no longer has its callback."""
     try:
-        return request_from_dict(pickle.loads(payload), spider=spider)  # noqa: S301 -- our own state
+        return request_from_dict(pickle.loads(payload), spider=spider)  # our own state
     except (ValueError, AttributeError) as exc:
         raise BadInput(f"a stored request does not fit spider {spider.name!r}: {exc}") from None
 

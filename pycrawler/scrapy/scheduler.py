@@ -104,7 +104,7 @@ class Scheduler(BaseScheduler):
         self._out: dict[Request, object] = {}                   # handed out -> its frontier record
 
     @classmethod
-    def from_crawler(cls, crawler) -> "Scheduler":
+    def from_crawler(cls, crawler) -> Scheduler:
         return cls(crawler)
 
     # -- life cycle ----------------------------------------------------------------------------

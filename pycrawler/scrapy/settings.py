@@ -69,7 +69,7 @@ class PycrawlerSettings:
     url_cache_spec: str | None = None
 
     @classmethod
-    def from_settings(cls, settings, component: str) -> "PycrawlerSettings":
+    def from_settings(cls, settings, component: str) -> PycrawlerSettings:
         """Read Scrapy ``settings``; ``component`` names who needs them in the error for a
         missing ``PYCRAWLER_STATE``."""
         state = settings.get("PYCRAWLER_STATE")

@@ -297,7 +297,7 @@ class BloomFilter(SynchronousVisited):
 
     @classmethod
     def create(cls, path: str | os.PathLike, capacity: int, fpr: float = 0.01, *,
-               version: int = VERSION) -> "BloomFilter":
+               version: int = VERSION) -> BloomFilter:
         """A new empty filter in a new file (BadInput if it exists; DiskFull if its filesystem
         cannot hold it).
 
@@ -318,7 +318,7 @@ class BloomFilter(SynchronousVisited):
         return cls.open(path)
 
     @classmethod
-    def open(cls, path: str | os.PathLike, *, read_only: bool = False) -> "BloomFilter":
+    def open(cls, path: str | os.PathLike, *, read_only: bool = False) -> BloomFilter:
         """A filter saved by :meth:`create` (BadInput unless the file is one, whole)."""
         path = Path(path)
         if not path.is_file():

@@ -135,7 +135,7 @@ class Visited(ABC):
         a DRUM repository in it does), so a caller can commit its updates with its own writes."""
         return False
 
-    def bound_to(self, env) -> "Visited":
+    def bound_to(self, env) -> Visited:
         """This table as one bound to ``env`` (see the module docstring): itself when it joins
         ``env``'s transactions. An asynchronous table decides what it calls new only as it
         writes its marks, so it must join them."""
@@ -174,7 +174,7 @@ class SynchronousVisited(Visited):
     def flush(self, txn=None) -> None:
         """Nothing is ever queued."""
 
-    def bound_to(self, env) -> "Visited":
+    def bound_to(self, env) -> Visited:
         """Itself when it joins ``env``'s transactions, else behind a
         :class:`~pycrawler.seen.mark_log.MarkLog` in ``env``."""
         if self.joins_transactions_of(env):

@@ -89,7 +89,7 @@ class SimpleBloomFilter:
         write_atomically(path, self._bits.tobytes())
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "SimpleBloomFilter":
+    def load(cls, path: str | os.PathLike) -> SimpleBloomFilter:
         """Read bits written by :meth:`save` (BadInput for any other size)."""
         path = Path(path)
         try:

@@ -94,7 +94,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = 5  # an idle keep-alive connection's thread ends instead of outliving stop()
 
-    def log_message(self, format, *args):  # noqa: A002 -- the base class's signature
+    def log_message(self, format, *args):  # the base class's signature
         pass
 
 

@@ -61,7 +61,7 @@ class Cursor:
             cursor, self._cursor = self._cursor, None
             cursor.close()
 
-    def __enter__(self) -> "Cursor":
+    def __enter__(self) -> Cursor:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -83,7 +83,7 @@ class Database:
             with self._access.errors(self._where):
                 self._access.close_database(db)
 
-    def __enter__(self) -> "Database":
+    def __enter__(self) -> Database:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -248,7 +248,7 @@ class DbDumpWriter:
             self._emit([DATA_END])
             self._closed = True
 
-    def __enter__(self) -> "DbDumpWriter":
+    def __enter__(self) -> DbDumpWriter:
         return self
 
     def __exit__(self, exc_type, *exc) -> None:

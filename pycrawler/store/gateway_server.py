@@ -89,7 +89,7 @@ class Gateway:
         server.shutdown()
         self._served.close()
 
-    def __enter__(self) -> "Gateway":
+    def __enter__(self) -> Gateway:
         return self
 
     def __exit__(self, *exc) -> None:

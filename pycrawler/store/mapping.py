@@ -118,13 +118,13 @@ class SortedMap(MutableMapping):
             return self.db.count()
         return sum(1 for _ in self._scan(keys_only=True))
 
-    def keys(self) -> "SortedKeysView":
+    def keys(self) -> SortedKeysView:
         return SortedKeysView(self)
 
-    def values(self) -> "SortedValuesView":
+    def values(self) -> SortedValuesView:
         return SortedValuesView(self)
 
-    def items(self) -> "SortedItemsView":
+    def items(self) -> SortedItemsView:
         return SortedItemsView(self)
 
     # -- batched writes ----------------------------------------------------------------------
@@ -158,17 +158,17 @@ class SortedMap(MutableMapping):
             return self._decode(self.key_binding, key, "key", key)
         raise KeyError(f"{'last' if reverse else 'first'} key of an empty map")
 
-    def sub_map(self, from_key, to_key, *, from_inclusive: bool = True, to_inclusive: bool = False) -> "SortedMap":
+    def sub_map(self, from_key, to_key, *, from_inclusive: bool = True, to_inclusive: bool = False) -> SortedMap:
         """The view of keys from ``from_key`` to ``to_key`` (Java's ``subMap``); by default
         ``from_key`` is in and ``to_key`` is out, like Java's and Python's ranges."""
         return self._view(self._bound(from_key, from_inclusive, lower=True),
                           self._bound(to_key, to_inclusive, lower=False))
 
-    def head_map(self, to_key, *, inclusive: bool = False) -> "SortedMap":
+    def head_map(self, to_key, *, inclusive: bool = False) -> SortedMap:
         """The view of keys below ``to_key`` (and ``to_key`` itself when ``inclusive``)."""
         return self._view(None, self._bound(to_key, inclusive, lower=False))
 
-    def tail_map(self, from_key, *, inclusive: bool = True) -> "SortedMap":
+    def tail_map(self, from_key, *, inclusive: bool = True) -> SortedMap:
         """The view of keys from ``from_key`` on (without it unless ``inclusive``)."""
         return self._view(self._bound(from_key, inclusive, lower=True), None)
 
@@ -176,7 +176,7 @@ class SortedMap(MutableMapping):
         encoded = self._key_bytes(key)
         return encoded if inclusive == lower else _just_after(encoded)
 
-    def _view(self, lower: bytes | None, upper: bytes | None) -> "SortedMap":
+    def _view(self, lower: bytes | None, upper: bytes | None) -> SortedMap:
         """A view on the intersection of this view's range and [lower, upper)."""
         if self._lower is not None:
             lower = self._lower if lower is None else max(lower, self._lower)

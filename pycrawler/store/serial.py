@@ -33,7 +33,7 @@ import functools
 import re
 import struct
 from collections.abc import Callable, Iterable, Mapping, MutableSet, Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from decimal import Decimal
 from typing import Any
 from uuid import UUID
@@ -56,7 +56,7 @@ PRIMITIVES = {"B": ("b", "byte"), "C": ("H", "char"), "D": ("d", "double"), "F":
               "I": ("i", "int"), "J": ("q", "long"), "S": ("h", "short"), "Z": ("?", "boolean")}
 _PRIMITIVE_CODE = {java: code for code, (_, java) in PRIMITIVES.items()}
 _S8, _U16, _S16, _S32, _S64, _U64 = (struct.Struct(f) for f in (">b", ">H", ">h", ">i", ">q", ">Q"))
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 # -- the model --------------------------------------------------------------------------------
@@ -196,7 +196,7 @@ class JavaTimestamp(datetime):
     def __new__(cls, seconds: int, nanos: int):
         moment = _EPOCH + timedelta(seconds=seconds, microseconds=nanos // 1000)
         self = super().__new__(cls, moment.year, moment.month, moment.day, moment.hour, moment.minute,
-                               moment.second, moment.microsecond, timezone.utc)
+                               moment.second, moment.microsecond, UTC)
         self.nanos = nanos
         return self
 
@@ -982,7 +982,7 @@ class _Writer:
         """A java.util.Date (milliseconds) or java.sql.Timestamp (whole seconds + nanos);
         a naive datetime is taken as UTC."""
         if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=timezone.utc)
+            moment = moment.replace(tzinfo=UTC)
         micros = (moment - _EPOCH) // timedelta(microseconds=1)
         self.out.append(TC_OBJECT)
         self.class_desc(TIMESTAMP_CLASS if timestamp else DATE_CLASS)

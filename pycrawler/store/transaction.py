@@ -37,7 +37,7 @@ class Transaction:
             with self._access.errors(str(self.env.path)):
                 self._access.abort(txn)
 
-    def __enter__(self) -> "Transaction":
+    def __enter__(self) -> Transaction:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:

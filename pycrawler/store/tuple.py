@@ -146,7 +146,7 @@ def _fixed_writer(codec: struct.Struct, bias: int, kind: str):
     pack = codec.pack
     low, high = -bias, (1 << codec.size * 8) - 1 - bias
 
-    def write(self: "TupleOutput", value: int) -> "TupleOutput":
+    def write(self: TupleOutput, value: int) -> TupleOutput:
         try:
             self._buf += pack(index(value) + bias)
         except (struct.error, TypeError):
@@ -162,7 +162,7 @@ def _fixed_reader(codec: struct.Struct, bias: int, kind: str):
     ``codec`` unpacks it)."""
     unpack_from, size = codec.unpack_from, codec.size
 
-    def read(self: "TupleInput"):
+    def read(self: TupleInput):
         try:
             value = unpack_from(self._data, self._pos)[0]
         except struct.error:
@@ -242,12 +242,12 @@ class TupleOutput:
     def __len__(self) -> int:
         return len(self._buf)
 
-    def write_raw(self, data: bytes) -> "TupleOutput":
+    def write_raw(self, data: bytes) -> TupleOutput:
         """Append bytes as they are (Java's ``write(byte[])``)."""
         self._buf += data
         return self
 
-    def write_string(self, value: str | None) -> "TupleOutput":
+    def write_string(self, value: str | None) -> TupleOutput:
         """JE's UTF and a terminating zero; None is Java's null string (``FF 00``)."""
         if value is None:
             self._buf += NULL_STRING
@@ -259,24 +259,24 @@ class TupleOutput:
         self._buf.append(0)
         return self
 
-    def write_chars(self, value: str) -> "TupleOutput":
+    def write_chars(self, value: str) -> TupleOutput:
         """Each UTF-16 code unit as 2 bytes, no terminator (Java's ``writeChars(String)``)."""
         self._buf += value.encode("utf-16-be", "surrogatepass")
         return self
 
-    def write_bytes(self, value: str) -> "TupleOutput":
+    def write_bytes(self, value: str) -> TupleOutput:
         """The low 8 bits of each UTF-16 code unit, no terminator (Java's ``writeBytes(String)``)."""
         self._buf += value.encode("utf-16-be", "surrogatepass")[1::2]
         return self
 
-    def write_char(self, value: str) -> "TupleOutput":
+    def write_char(self, value: str) -> TupleOutput:
         """One UTF-16 code unit, given as a one-character str (a BMP character or a lone surrogate)."""
         if not isinstance(value, str) or len(value) != 1 or ord(value) > 0xFFFF:
             raise TupleFormatError(f"char field needs one UTF-16 code unit as a str, got {value!r}")
         self._buf += _U16.pack(ord(value))
         return self
 
-    def write_boolean(self, value: bool) -> "TupleOutput":
+    def write_boolean(self, value: bool) -> TupleOutput:
         self._buf.append(1 if value else 0)
         return self
 
@@ -288,32 +288,32 @@ class TupleOutput:
     write_unsigned_short = _fixed_writer(_U16, 0, "unsigned_short")
     write_unsigned_int = _fixed_writer(_U32, 0, "unsigned_int")
 
-    def write_float(self, value: float) -> "TupleOutput":
+    def write_float(self, value: float) -> TupleOutput:
         """``value`` rounded to a 32-bit float, as Java's ``(float)`` cast does."""
         self._buf += _float_bytes(value)
         return self
 
-    def write_double(self, value: float) -> "TupleOutput":
+    def write_double(self, value: float) -> TupleOutput:
         self._buf += _double_bytes(value)
         return self
 
-    def write_sorted_float(self, value: float) -> "TupleOutput":
+    def write_sorted_float(self, value: float) -> TupleOutput:
         self._buf += _U32.pack(_sortable(_U32.unpack(_float_bytes(value))[0], _SIGN32))
         return self
 
-    def write_sorted_double(self, value: float) -> "TupleOutput":
+    def write_sorted_double(self, value: float) -> TupleOutput:
         self._buf += _U64.pack(_sortable(_U64.unpack(_double_bytes(value))[0], _SIGN64))
         return self
 
-    def write_packed_int(self, value: int) -> "TupleOutput":
+    def write_packed_int(self, value: int) -> TupleOutput:
         self._buf += _packed(value, 32, "packed_int")
         return self
 
-    def write_packed_long(self, value: int) -> "TupleOutput":
+    def write_packed_long(self, value: int) -> TupleOutput:
         self._buf += _packed(value, 64, "packed_long")
         return self
 
-    def write_big_integer(self, value: int) -> "TupleOutput":
+    def write_big_integer(self, value: int) -> TupleOutput:
         try:
             value = index(value)
         except TypeError:

@@ -73,7 +73,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.site, self.host = site, host
         super().__init__(*args, **kwargs)
 
-    def do_GET(self):  # noqa: N802 -- the base class's name
+    def do_GET(self):  # the base class's name
         self.site.record(self.host, self.path, self.headers.get("User-Agent", ""))
         if self.site.latency:
             time.sleep(self.site.latency)
@@ -89,7 +89,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format, *args):  # noqa: A002 -- the base class's signature
+    def log_message(self, format, *args):  # the base class's signature
         pass
 
 
@@ -167,7 +167,7 @@ class MultiHostSite:
         gaps = [b - a for times in by_host.values() for a, b in zip(sorted(times), sorted(times)[1:])]
         return min(gaps, default=float("inf"))
 
-    def start(self) -> "MultiHostSite":
+    def start(self) -> MultiHostSite:
         for _attempt in range(START_ATTEMPTS):
             try:
                 self._bind_all()
@@ -206,7 +206,7 @@ class MultiHostSite:
             stopper.join()
         self._close_all()
 
-    def __enter__(self) -> "MultiHostSite":
+    def __enter__(self) -> MultiHostSite:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -144,7 +144,7 @@ class SyntheticServer:
     def seeds(self) -> list[str]:
         return self.web.seeds(self.port)
 
-    def start(self) -> "SyntheticServer":
+    def start(self) -> SyntheticServer:
         root = Path(__file__).resolve().parents[2]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
         self.process = subprocess.Popen(
@@ -169,7 +169,7 @@ class SyntheticServer:
         if self.process is not None and self.process.stdout:
             self.process.stdout.close()
 
-    def __enter__(self) -> "SyntheticServer":
+    def __enter__(self) -> SyntheticServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:

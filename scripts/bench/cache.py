@@ -36,11 +36,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pycrawler.cachesim.sweep import POLICIES, Trace, parse_sizes, sweep  # noqa: E402
-from pycrawler.cachesim.synthetic import synthetic_trace  # noqa: E402
-from pycrawler.keys import fingerprints64  # noqa: E402
-from pycrawler.keys.xxh64 import xxh64_urls  # noqa: E402
-from pycrawler.seen.cache import ONLINE_POLICIES  # noqa: E402
+from pycrawler.cachesim.sweep import POLICIES, Trace, parse_sizes, sweep
+from pycrawler.cachesim.synthetic import synthetic_trace
+from pycrawler.keys import fingerprints64
+from pycrawler.keys.xxh64 import xxh64_urls
+from pycrawler.seen.cache import ONLINE_POLICIES
 
 HASHES = {"xxh64": xxh64_urls, "md5": fingerprints64}
 

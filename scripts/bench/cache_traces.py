@@ -32,8 +32,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pycrawler.cachesim.synthetic import synthetic_trace  # noqa: E402
-from pycrawler.static_site.server import StaticSite  # noqa: E402
+from pycrawler.cachesim.synthetic import synthetic_trace
+from pycrawler.static_site.server import StaticSite
 
 OUT = Path("bench-output/traces")
 DOC_SITES = {  # Debian package -> (folder served, seed page)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from crawl_vs_scrapy import add_site_arguments, alternate, figure, median  # noqa: E402
+from crawl_vs_scrapy import add_site_arguments, alternate, figure, median
 
 CACHE_LINE = re.compile(r"url cache:\s+\S+: ([\d,]+) hits .*?, ([\d,]+) misses")
 

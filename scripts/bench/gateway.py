@@ -41,7 +41,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pycrawler import jvm, store  # noqa: E402
+from pycrawler import jvm, store
 
 
 def workload(records: int, seed: int = 15) -> tuple[list[bytes], list[bytes]]:

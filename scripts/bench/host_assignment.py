@@ -32,9 +32,9 @@ import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pycrawler.cluster.host_table import HostTable  # noqa: E402
-from pycrawler.cluster.membership import weight  # noqa: E402
-from pycrawler.testing.local_redis import LocalRedis  # noqa: E402
+from pycrawler.cluster.host_table import HostTable
+from pycrawler.cluster.membership import weight
+from pycrawler.testing.local_redis import LocalRedis
 
 
 def plain(hosts: list[str], workers: list[str]) -> dict[str, str]:

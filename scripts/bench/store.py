@@ -47,9 +47,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pycrawler import jvm  # noqa: E402
-from pycrawler.store import Environment  # noqa: E402
-from pycrawler.store.packing import pack_fixed, u64_keys  # noqa: E402
+from pycrawler import jvm
+from pycrawler.store import Environment
+from pycrawler.store.packing import pack_fixed, u64_keys
 
 WARM_UP_RECORDS = 50_000
 

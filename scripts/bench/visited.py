@@ -28,9 +28,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pycrawler.keys import fingerprints64  # noqa: E402
-from pycrawler.keys.xxh64 import xxh64_urls  # noqa: E402
-from pycrawler.seen import BloomFilter, ExactVisited  # noqa: E402
+from pycrawler.keys import fingerprints64
+from pycrawler.keys.xxh64 import xxh64_urls
+from pycrawler.seen import BloomFilter, ExactVisited
 
 
 def rate(n: int, seconds: float) -> float:

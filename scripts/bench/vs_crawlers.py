@@ -163,7 +163,7 @@ class Nginx:
         self.log = scratch / "access.log"
         self._offset = 0
 
-    def __enter__(self) -> "Nginx":
+    def __enter__(self) -> Nginx:
         nginx = find_nginx()
         if nginx is None:
             sys.exit("vs_crawlers: nginx is not installed (scripts/setup installs Debian's nginx-light)")
@@ -336,7 +336,7 @@ class HeritrixRunner:
         self.heritrix = Heritrix(work)
         self.jobs = 0
 
-    def __enter__(self) -> "HeritrixRunner":
+    def __enter__(self) -> HeritrixRunner:
         self.heritrix.start()
         return self
 

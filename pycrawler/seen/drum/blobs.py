@@ -22,7 +22,7 @@ class Blobs:
         self.offsets = np.asarray(offsets, dtype=np.int64)
 
     @classmethod
-    def of(cls, items: "Blobs | Iterable[bytes | str]") -> "Blobs":
+    def of(cls, items: Blobs | Iterable[bytes | str]) -> Blobs:
         """Pack byte strings (``str`` items are UTF-8 encoded)."""
         if isinstance(items, Blobs):
             return items
@@ -32,18 +32,18 @@ class Blobs:
         return cls(np.frombuffer(b"".join(items), dtype=np.uint8), offsets)
 
     @classmethod
-    def empty(cls, n: int) -> "Blobs":
+    def empty(cls, n: int) -> Blobs:
         """``n`` empty strings."""
         return cls(np.zeros(0, dtype=np.uint8), np.zeros(n + 1, dtype=np.int64))
 
     @classmethod
-    def from_lengths(cls, lengths: np.ndarray, data: np.ndarray) -> "Blobs":
+    def from_lengths(cls, lengths: np.ndarray, data: np.ndarray) -> Blobs:
         offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         return cls(data, offsets)
 
     @classmethod
-    def concat(cls, parts: list["Blobs"]) -> "Blobs":
+    def concat(cls, parts: list[Blobs]) -> Blobs:
         if len(parts) == 1:
             return parts[0]
         lengths = np.concatenate([p.lengths() for p in parts])
@@ -56,7 +56,7 @@ class Blobs:
     def nbytes(self) -> int:
         return int(self.offsets[-1] - self.offsets[0])
 
-    def take(self, indices: np.ndarray) -> "Blobs":
+    def take(self, indices: np.ndarray) -> Blobs:
         """The strings at ``indices``, packed anew (one vectorized gather)."""
         indices = np.asarray(indices, dtype=np.int64)
         starts = self.offsets[indices]

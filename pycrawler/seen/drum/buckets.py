@@ -51,7 +51,7 @@ class Operations:
         return np.full(len(self.keys), self.ops, dtype=np.uint8)
 
     @classmethod
-    def concat(cls, parts: list["Operations"]) -> "Operations":
+    def concat(cls, parts: list[Operations]) -> Operations:
         if len(parts) == 1:
             return parts[0]
         uniform = {p.ops for p in parts if not isinstance(p.ops, np.ndarray)}

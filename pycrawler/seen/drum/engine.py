@@ -138,7 +138,7 @@ class Drum:
             if self._own_env:
                 self.env.close()
 
-    def __enter__(self) -> "Drum":
+    def __enter__(self) -> Drum:
         return self
 
     def __exit__(self, *exc) -> None:

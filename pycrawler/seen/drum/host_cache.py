@@ -20,7 +20,7 @@ CacheReceiver = Callable[[list[Any], list[bytes | None], list[Any]], None]
 
 
 class _Lookups(Dispatcher):
-    def __init__(self, cache: "HostCache"):
+    def __init__(self, cache: HostCache):
         self.cache = cache
 
     def unique_key_check(self, keys, aux):
@@ -57,7 +57,7 @@ class HostCache:
     def close(self) -> None:
         self.drum.close()
 
-    def __enter__(self) -> "HostCache":
+    def __enter__(self) -> HostCache:
         return self
 
     def __exit__(self, *exc) -> None:

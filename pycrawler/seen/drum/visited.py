@@ -65,7 +65,7 @@ def _index_aux(n: int) -> Blobs:
 class _Route(Dispatcher):
     """Sends a merge's results to the receiver, or to the answers of a synchronous call."""
 
-    def __init__(self, table: "DrumVisited"):
+    def __init__(self, table: DrumVisited):
         self.table = table
 
     def unique_key_update(self, keys, values, aux):

@@ -50,13 +50,18 @@ def find_nginx() -> str | None:
     return next((path for path in _NGINX_CANDIDATES if os.access(path, os.X_OK)), None)
 
 
+def worker_user() -> str:
+    """nginx's ``user`` directive that keeps its workers as the invoking user ('' unless root).
+    Run as root, nginx's master drops its workers to `nobody`, who cannot read a private
+    directory such as a test's tmp_path."""
+    if os.geteuid() != 0:
+        return ""
+    return f"user {pwd.getpwuid(os.getuid()).pw_name} {grp.getgrgid(os.getgid()).gr_name};"
+
+
 def nginx_config(root: Path, port: int, scratch: Path, *, workers: int = NGINX_WORKERS) -> str:
     """An nginx.conf serving ``root`` on 127.0.0.1:``port``, every writable path inside ``scratch``."""
-    # Run as root (as here), nginx's master drops its workers to `nobody`, who cannot read a
-    # private directory such as a test's tmp_path; keep the workers as the invoking user.
-    user = ""
-    if os.geteuid() == 0:
-        user = f"user {pwd.getpwuid(os.getuid()).pw_name} {grp.getgrgid(os.getgid()).gr_name};"
+    user = worker_user()
     types = f"include {_MIME_TYPES};" if _MIME_TYPES.is_file() else _FALLBACK_TYPES
     temp_paths = "\n".join(f"    {name}_temp_path {scratch / name};"
                            for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))

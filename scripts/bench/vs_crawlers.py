@@ -79,7 +79,7 @@ import psutil
 
 from crawl_vs_scrapy import SPIDER, Run, measure, tree_memory
 from pycrawler.local_servers import free_port, terminate
-from pycrawler.static_site.server import find_nginx
+from pycrawler.static_site.server import find_nginx, worker_user
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -175,6 +175,7 @@ class Nginx:
     }}""" for address in self.site.hosts)
         config = self.scratch / "nginx.conf"
         config.write_text(f"""daemon off;
+{worker_user()}
 worker_processes 2;
 pid {self.scratch / 'nginx.pid'};
 error_log {self.scratch / 'error.log'} warn;

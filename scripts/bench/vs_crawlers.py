@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import dataclasses
 import os
 import random
@@ -77,7 +78,7 @@ from pathlib import Path
 
 import psutil
 
-from crawl_vs_scrapy import SPIDER, Run, measure, tree_memory
+from crawl_vs_scrapy import Run, measure, scrapy_command, tree_memory
 from pycrawler.local_servers import free_port, terminate
 from pycrawler.static_site.server import find_nginx, worker_user
 
@@ -283,16 +284,12 @@ def run_pycrawler(site: Site, mode: str, work: Path) -> tuple[Run, str]:
 
 def run_scrapy(site: Site, mode: str, work: Path) -> tuple[Run, str]:
     per_host = {"best": CONCURRENCY, "per-host-1": 1, "per-host-8": PER_HOST}[mode]
-    settings = {"ROBOTSTXT_OBEY": "True", "CONCURRENT_REQUESTS": CONCURRENCY,
-                "CONCURRENT_REQUESTS_PER_DOMAIN": per_host, "DOWNLOAD_DELAY": 0, "AUTOTHROTTLE_ENABLED": "False",
-                "HTTPCACHE_ENABLED": "False", "LOG_LEVEL": "INFO", "TELNETCONSOLE_ENABLED": "False",
-                "DEPTH_LIMIT": 0}
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    command = [sys.executable, "-m", "scrapy", "runspider", str(SPIDER), "-a", f"start_url={','.join(site.seeds)}",
-               "-a", f"urls_out={work / 'urls.txt'}", "-a", f"stats_out={work / 'stats.json'}"]
-    for name, value in settings.items():
-        command += ["-s", f"{name}={value}"]
+    # crawl_vs_scrapy.py's spider and settings, with robots.txt obeyed (as every crawler here) and
+    # the per-host limit of the mode.
+    command = scrapy_command(",".join(site.seeds), work, CONCURRENCY, None,
+                             {"ROBOTSTXT_OBEY": "True", "CONCURRENT_REQUESTS_PER_DOMAIN": per_host})
     run = Run("scrapy")
     measure(run, command, work / "scrapy.log")
     return run, f"CONCURRENT_REQUESTS={CONCURRENCY} CONCURRENT_REQUESTS_PER_DOMAIN={per_host}"
@@ -471,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
               f"(written in {time.monotonic() - started:.0f} s)", flush=True)
         with Nginx(site, work / f"nginx-{shape}") as nginx, \
                 (HeritrixRunner(work / f"heritrix-{shape}") if "heritrix" in args.crawlers
-                 else _Absent()) as heritrix:
+                 else contextlib.nullcontext()) as heritrix:
             for round_number in range(1, args.rounds + 1):
                 for mode in args.modes:
                     for crawler in args.crawlers:
@@ -505,14 +502,6 @@ def main(argv: list[str] | None = None) -> int:
     if scratch is not None:
         scratch.cleanup()
     return 0
-
-
-class _Absent:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc) -> None:
-        return None
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ ANY_JE = frozenset({
     # JE as the crawl's storage only, what these hold is above it: Redis coordination, output
     # formats, hostile sites, the cache's effect on a crawl, the terminal display, the demo, Scrapy.
     # The store, its recovery after a kill and a full disk are held on both JEs by the other modules.
-    "test_cluster", "test_cluster_assignment", "test_cluster_central", "test_cluster_end",
+    "test_cluster", "test_cluster_host_table", "test_cluster_central", "test_cluster_end",
     "test_crawl_outputs", "test_crawl_traps", "test_crawl_url_cache", "test_progress", "test_demo",
     "test_scrapy",
     # The console reads the crawl's counters and crawl.log; the page and /metrics are above the store.

@@ -252,6 +252,7 @@ class Campaign:
         self.pending: dict[tuple[str, bool], None] = {}      # (point, later) to kill, in the order learnt
         self.first_trace: list[str] | None = None            # round 0's first process
         self.completion: list[str] | None = None             # the last process that completed a crawl
+        self.resume_startup: dict[str, None] = {}            # points a resume passed in its start-up, in order
         self.kills: list[Kill] = []
         self.lost_log: set[str] = set()
         self.lost_warc: set[str] = set()
@@ -263,13 +264,16 @@ class Campaign:
         print(f"  {self.mode.name}: {text}", file=self.out, flush=True)
 
     # -- learning ---------------------------------------------------------------------------------
-    def learn(self, run: Run) -> None:
+    def learn(self, run: Run, resume: bool) -> None:
         for point, hits in collections.Counter(run.passed).items():
             if point not in self.most:
                 self.pending[(point, False)] = self.pending[(point, True)] = None
             self.most[point] = max(self.most.get(point, 0), hits)
         if run.exit_code == 0 and run.fetches:
             self.completion = run.passed
+        startup, work, _ = sections(run.passed)
+        if resume and work:  # a start-up known to be one (a trace without a flush may be all close)
+            self.resume_startup.update(dict.fromkeys(startup))
 
     def expected(self, reference: list[str], completed: bool, warcs: Path) -> list[str]:
         """The points the round's next process should pass, in order: those of ``reference``
@@ -277,7 +281,10 @@ class Campaign:
         in its start-up if and only if a ``.open`` file is there to repair."""
         if completed:  # a resume of a finished crawl: start-up and close only
             startup, _, close = sections(reference)
-            expected = startup + close
+            # and the start-up points a resume passes in some states only (a mark log's replay of
+            # the record a clean close leaves): the finished crawl may be the only state left
+            # in the round that reaches one
+            expected = startup + [name for name in self.resume_startup if name not in startup] + close
         elif self.completion is not None and not closes(reference):  # it may complete the crawl: its close too
             expected = reference + sections(self.completion)[2]
         else:
@@ -434,10 +441,11 @@ class Campaign:
                     break
                 if not completed and not random_kill:  # it may finish the crawl: kept to run again
                     self.save([state, warcs], saved, index)
+                resume = state.exists() and any(state.iterdir())
                 run = self.start(command, server, armed, random_kill, folder / f"trace{started}")
                 started += 1
                 runs.append(run)
-                self.learn(run)
+                self.learn(run, resume)
                 if index == 0 and started == 1:
                     self.first_trace = run.passed
                 if run.error:

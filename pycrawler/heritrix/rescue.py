@@ -163,8 +163,9 @@ def latest_checkpoint(state: Path, launch: Path) -> str | None:
 # -- crawl.log ---------------------------------------------------------------------------------------
 
 @dataclasses.dataclass(slots=True)
-class Finished:
-    """A URL Heritrix finished (a crawl.log line, or a response the WARC files hold)."""
+class HeritrixOutcome:
+    """What Heritrix did with a URL it finished: a crawl.log line, or a response the WARC files hold
+    that crawl.log does not name."""
 
     url: str
     status: int
@@ -172,7 +173,7 @@ class Finished:
     via: str | None
 
 
-def crawl_log_lines(paths: list[Path], cut: dict[str, str]) -> Iterator[Finished]:
+def crawl_log_lines(paths: list[Path], cut: dict[str, str]) -> Iterator[HeritrixOutcome]:
     """The entries of crawl.log files, in order; a line that is not one (the torn last line of
     a killed crawl) is skipped and noted in ``cut``."""
     for path in paths:
@@ -185,7 +186,7 @@ def crawl_log_lines(paths: list[Path], cut: dict[str, str]) -> Iterator[Finished
                     continue
                 hops = "" if fields[4] == "-" else fields[4]
                 via = None if fields[5] == "-" else fields[5]
-                yield Finished(fields[3], int(fields[1]), hops, via)
+                yield HeritrixOutcome(fields[3], int(fields[1]), hops, via)
 
 
 # -- WARC files ---------------------------------------------------------------------------------------
@@ -318,7 +319,7 @@ class Rescued:
     """The rebuilt frontier (:func:`rescue`)."""
 
     pending: list[PendingURL]
-    finished: list[Finished]               # crawl.log entries (last per URL) and WARC-only pages
+    finished: list[HeritrixOutcome]               # crawl.log entries (last per URL) and WARC-only pages
     seen: np.ndarray                       # uint64 keys, unique
     seeds: list[str]
     policy: str
@@ -339,7 +340,7 @@ def rescue(found: Survivors, *, scope: str = "seed-hosts", seeds: list[str] = ()
     if links not in LINK_SOURCES:
         raise BadInput(f"links must be one of {', '.join(LINK_SOURCES)}, not {links!r}")
     cut: dict[str, str] = {}
-    logged: dict[str, Finished] = {}
+    logged: dict[str, HeritrixOutcome] = {}
     for entry in crawl_log_lines(found.crawl_logs, cut):
         logged[entry.url] = entry
     pages = read_warcs(found.warcs, cut, progress=progress)
@@ -375,7 +376,7 @@ def rescue(found: Survivors, *, scope: str = "seed-hosts", seeds: list[str] = ()
     finished = list(logged.values())
     for url, page in pages.items():
         if url not in logged:
-            finished.append(Finished(url, page.status, page.hops or "", page.via))
+            finished.append(HeritrixOutcome(url, page.status, page.hops or "", page.via))
     finished_keys = heritrix_keys([f.url for f in finished])
     done_keys = set(finished_keys.tolist())
     refetch = [PendingURL(e.url, e.hops, e.via, "refetch") for e in logged.values()   # robots.txt (P) is not

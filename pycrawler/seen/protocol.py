@@ -26,10 +26,11 @@ Keys are 64-bit unsigned ints; URL forms key URLs with
 **Bound to a JE environment** (:meth:`Visited.bound_to`): a frontier keeps its URLs in JE and
 a table must never call a URL seen unless the transaction that enqueued it (or recorded why
 not) has committed, or a crash in between loses the URL. A bound table takes that
-transaction (``txn`` of :meth:`Visited.add_many`, :meth:`Visited.add_batch`,
-:meth:`Visited.flush`): what it writes for the keys commits with it, the results it delivers
-during the call are delivered for the receiver to write in it, and the checks it queues survive
-a crash once the call returns. The exact set in the frontier's environment and DRUM with its
+transaction (``txn`` of :meth:`Visited.add_batch` and :meth:`Visited.flush`, and of a
+synchronous table's ``add_many``; DRUM's ``add_many`` runs a merge of its own and takes none,
+so a frontier bound to DRUM goes through ``add_batch``): what it writes for the keys commits
+with it, the results it delivers during the call are delivered for the receiver to write in
+it, and the checks it queues survive a crash once the call returns. The exact set in the frontier's environment and DRUM with its
 repository there write in the transaction itself; a table that cannot (a Bloom file, an
 exact set elsewhere) is bound through :class:`~pycrawler.seen.mark_log.MarkLog`, which marks
 keys only after the commit, from a log committed in it.

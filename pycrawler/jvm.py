@@ -245,6 +245,17 @@ def je_major() -> int:
     return int(je_version().split(".")[0])
 
 
+def gc_seconds() -> float:
+    """Seconds the JVM's garbage collectors have spent collecting since it started (their
+    MXBeans' accumulated times: pauses of the young and old collectors, concurrent work
+    included where the collector counts it)."""
+    start()
+    import jpype
+
+    beans = jpype.JClass("java.lang.management.ManagementFactory").getGarbageCollectorMXBeans()
+    return sum(max(0, int(bean.getCollectionTime())) for bean in beans) / 1000
+
+
 def java_version() -> str:
     start()
     import jpype

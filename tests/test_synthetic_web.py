@@ -4,6 +4,7 @@ whose ground truth is what a real crawl of it fetches, each URL once."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -109,8 +110,10 @@ def test_a_web_out_of_range_is_refused():
     assert code == 2 and output.strip().splitlines() == [output.strip()] and "hosts" in output
 
 
-def test_a_crawl_fetches_the_ground_truth_once():
-    code, figures, output = scale("--pages", "2000", "--hosts", "3", "--seen", "drum", "--window", "500")
+def test_a_crawl_fetches_the_ground_truth_once(tmp_path):
+    state = tmp_path / "state"
+    code, figures, output = scale("--pages", "2000", "--hosts", "3", "--seen", "drum", "--window", "500",
+                                  "--state", str(state), "--interval", "1", "--plot-time", str(tmp_path / "time.png"))
     assert code == 0, output
     assert figures["coverage"] == "1.0" and figures["fetched_pages"] == figures["truth_pages"]
     assert figures["repeats"] == "0" and figures["strays"] == "0"
@@ -118,6 +121,12 @@ def test_a_crawl_fetches_the_ground_truth_once():
     assert int(figures["je_cache_misses"]) >= 0 and int(figures["je_log_bytes_per_url"]) > 0
     assert 0 < float(figures["server_cpu_share"]) < 0.5
     assert re.search(r'"seen_ops_s": [1-9]', output)
+    # the stall figures, and the counters that name a dip's causes, moving in the crawl's --stats
+    assert int(figures["intervals"]) >= 2 and float(figures["worst_window_vs_median"]) <= 1.0
+    assert (tmp_path / "time.png").read_bytes().startswith(b"\x89PNG")
+    last = json.loads(state.with_suffix(".stats.jsonl").read_text().splitlines()[-1])
+    assert last["je_checkpoints"] >= 1 and last["je_cleaner_runs"] >= 0
+    assert last["jvm_gc_s"] >= 0 and last["py_gc_s"] > 0
 
 
 def test_a_crawl_killed_and_restarted_still_fetches_the_ground_truth():

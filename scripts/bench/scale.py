@@ -23,6 +23,14 @@ command started again on the same state; the time from the restart to its first 
 (first fetch) and to full speed (pages/s over ``--sample``-spaced 5-second spans back at 0.85x
 the 10 s before the kill) are reported.
 
+**Stalls.** The samples are also cut into 10-second intervals (``--interval``): the targets
+are every ``--window`` at least 0.85x the median window and no interval below 0.5x it (the
+crawl's first and last intervals and those of a restart left out). Each interval that falls
+below 0.85x the median is listed with what ran in it beside the crawl, from the ``--stats``
+lines: seconds of DRUM merges, JE cleaner runs and checkpoints, seconds of the JVM's and of
+Python's garbage collectors, and the share of the interval spent in flushes. ``--plot-time
+FILE`` draws pages/s per interval against time with those dips marked by cause.
+
 At the end crawl.log is read against the ground truth: coverage (share of the reachable pages
 fetched with 200), repeats (fetches beyond the first of one URL of the web, all statuses; a
 kill may repeat up to ``--concurrency``) and strays (fetches of URLs outside the truth). The
@@ -61,7 +69,13 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 FULL_SPEED = 0.85
 SPAN = 5.0            # seconds a rate is taken over around a kill
 BEFORE_KILL = 10.0
-CUMULATIVE = ("done", "seen_checks", "cache_hits", "flushes", "flush_s", "je_cache_misses")
+RESTART_SPAN = 30.0   # seconds after a restart left out of the stall figures: the kill's own figures judge them
+CUMULATIVE = ("done", "seen_checks", "cache_hits", "flushes", "flush_s", "je_cache_misses", "drum_merge_s",
+              "je_cleaner_runs", "je_checkpoints", "jvm_gc_s", "py_gc_s")
+DIP, STALL = 0.85, 0.5  # an interval below DIP x the median window is a dip (its causes listed); below STALL, a stall
+CAUSES = {  # a --stats counter -> how a dip names it, and the least change in an interval that counts
+    "drum_merge_s": ("DRUM merges", 0.05), "je_cleaner_runs": ("JE cleaner", 1), "je_checkpoints": ("JE checkpoint", 1),
+    "jvm_gc_s": ("JVM GC", 0.05), "py_gc_s": ("Python GC", 0.05)}
 
 
 def cpu_seconds(pid: int) -> float:
@@ -112,7 +126,7 @@ class StatsReader:
         whole = data.rfind(b"\n") + 1
         self.offset += whole
         for raw in data[:whole].splitlines():
-            line = json.loads(raw)
+            line = dict.fromkeys(CUMULATIVE, 0) | json.loads(raw)
             if self.last is not None and line["done"] < self.last["done"]:  # a new run
                 for k in CUMULATIVE:
                     self.base[k] += self.last[k]
@@ -254,6 +268,51 @@ class ScaleRun:
         return None
 
 
+def intervals(samples: list[Sample], span: float, restarted: float | None) -> list[dict]:
+    """Pages/s per ``span`` seconds from the first page, with what each counter of
+    :data:`CAUSES` and the flushes' seconds grew by; the tail shorter than ``span`` is left out
+    and an interval holding a restart is marked ``restart``."""
+    first = next((i for i, s in enumerate(samples) if s.pages > 0), None)
+    if first is None:
+        return []
+    out, a = [], samples[first]
+    for b in samples[first + 1:]:
+        if b.at - a.at < span:
+            continue
+        row = {"t": round(a.at - samples[first].at, 1), "pps": (b.pages - a.pages) / (b.at - a.at),
+               "flush_share": (b.stats["flush_s"] - a.stats["flush_s"]) / (b.at - a.at),
+               "restart": restarted is not None and a.at <= restarted + RESTART_SPAN and b.at >= restarted}
+        for counter in CAUSES:
+            row[counter] = b.stats[counter] - a.stats[counter]
+        out.append(row)
+        a = b
+    return out
+
+
+def dip_causes(row: dict) -> list[str]:
+    """What ran beside the crawl in an interval, as a dip names it."""
+    named = []
+    for counter, (name, least) in CAUSES.items():
+        if row[counter] >= least:
+            named.append(f"{name} {row[counter]:.1f} s" if counter.endswith("_s") else f"{name} x{row[counter]:.0f}")
+    return named or ["none of these"]
+
+
+def stalls(rows: list[dict], spans: list[dict]) -> dict:
+    """The stall targets' figures against the median window: the worst window and interval as
+    ratios (the first and last interval, where the crawl starts and ends, and a restart's, are
+    left out), the dips with their causes."""
+    pps = [r["pps"] for r in rows if not r["partial"]]
+    median = statistics.median(pps) if pps else 0.0
+    inner = [r for r in spans[1:-1] if not r["restart"]]
+    dips = [r for r in inner if r["pps"] < DIP * median]
+    for r in dips:
+        r["causes"] = dip_causes(r)
+    return {"median": median, "worst_window_ratio": min(pps) / median if median else 0.0,
+            "worst_interval_ratio": min((r["pps"] for r in inner), default=0.0) / median if median else 0.0,
+            "dips": dips, "stalled": [r for r in dips if r["pps"] < STALL * median]}
+
+
 STRAY = -1
 _KIND_SHIFT = 40  # (kind, id) packed in one int64: ids stay below 2**40
 
@@ -319,6 +378,39 @@ def plot(rows: list[dict], path: Path, title: str, kill_pages: int | None) -> No
     plt.close(fig)
 
 
+def plot_time(spans: list[dict], median: float, path: Path, title: str) -> None:
+    """Pages/s per interval against time, the median window's rate and its 0.85x and 0.5x
+    lines, each dip marked by the first cause it names."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(figsize=(10, 4.5))
+    axes.plot([r["t"] for r in spans], [r["pps"] for r in spans], "-", color="tab:blue", linewidth=0.8,
+              label="pages/s per interval")
+    for ratio, style in ((1.0, "-"), (DIP, "--"), (STALL, ":")):
+        axes.axhline(ratio * median, color="gray", linestyle=style, linewidth=0.8,
+                     label=f"{ratio:g}x the median window ({ratio * median:.0f})")
+    markers = dict(zip([name for name, _ in CAUSES.values()] + ["none of these"], "ovs^Dx"))
+    for cause, marker in markers.items():
+        hits = [r for r in spans if r.get("causes", [""])[0].startswith(cause)]
+        if hits:
+            axes.plot([r["t"] for r in hits], [r["pps"] for r in hits], marker, linestyle="none",
+                      label=f"dip: {cause}")
+    restart = [r for r in spans if r["restart"]]
+    if restart:
+        axes.plot([r["t"] for r in restart], [r["pps"] for r in restart], "x", color="black", linestyle="none",
+                  label="kill -9 and restart (left out)")
+    axes.set_xlabel("seconds since the first page")
+    axes.set_ylabel("pages/s")
+    axes.set_ylim(bottom=0)
+    axes.set_title(title)
+    axes.legend(fontsize="small", ncol=3, loc="lower center")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
     parser.add_argument("--pages", type=int, required=True, help="pages of the synthetic web")
@@ -334,6 +426,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=float, default=36_000.0, help="seconds the crawl may run at most")
     parser.add_argument("--state", type=Path, help="the crawl's state folder (default: a temporary one)")
     parser.add_argument("--plot", type=Path, metavar="FILE", help="write pages/s and RSS against pages to FILE")
+    parser.add_argument("--interval", type=float, default=10.0, help="seconds per interval of the stall figures")
+    parser.add_argument("--plot-time", type=Path, metavar="FILE",
+                        help="write pages/s per interval against time, dips marked by cause, to FILE")
     args = parser.parse_args(argv)
     args.window = args.window or max(500, args.pages // 20)
     try:
@@ -383,6 +478,17 @@ def main(argv: list[str] | None = None) -> int:
     if run.kill:
         full = run.full_speed()
         figures |= run.kill | {"full_speed_s": round(full, 1) if full is not None else "never"}
+    spans = intervals(samples, args.interval, run.restarted or None)
+    stall = stalls(rows, spans)
+    for dip in stall["dips"]:
+        print(f"dip at {dip['t']:.0f} s: {dip['pps']:.0f} pages/s ({dip['pps'] / stall['median']:.2f}x the median "
+              f"window), flushes {100 * dip['flush_share']:.0f}% of it; beside it: {', '.join(dip['causes'])}")
+    figures |= {"worst_window_vs_median": round(stall["worst_window_ratio"], 2),
+                "worst_interval_vs_median": round(stall["worst_interval_ratio"], 2),
+                "dips": len(stall["dips"]), "stalls": len(stall["stalled"]), "intervals": len(spans)}
+    if args.plot_time:
+        plot_time(spans, stall["median"], args.plot_time,
+                  f"synthetic web of {args.pages:,} pages, --seen {args.seen}: pages/s per {args.interval:g} s")
     if args.plot:
         plot(rows, args.plot, f"synthetic web of {args.pages:,} pages on {args.hosts} hosts, --seen {args.seen}"
              + (f", --je-cache-mb {args.je_cache_mb}" if args.je_cache_mb != 64 else ""),

@@ -66,13 +66,14 @@ class ConsoleCrawl:
         self.server.start()
         port = free_port()
         self.stderr = self.folder / "crawl.stderr"
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-                   **self.env)
+        self.environment = dict(os.environ, **self.env,
+                                PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+        self.command = [sys.executable, "-m", "pycrawler", "crawl", *self.server.seeds, "--state", str(self.state),
+                        "--delay", str(self.delay), "--concurrency", "4", "--console", f"127.0.0.1:{port}",
+                        *self.options]
         with open(self.stderr, "w") as errors:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "pycrawler", "crawl", *self.server.seeds, "--state", str(self.state),
-                 "--delay", str(self.delay), "--concurrency", "4", "--console", f"127.0.0.1:{port}", *self.options],
-                stdout=subprocess.PIPE, stderr=errors, text=True, env=env)
+            self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=errors, text=True,
+                                            env=self.environment)
         self.url = f"http://127.0.0.1:{port}/"
         wait_for(lambda: "console at" in self.stderr.read_text() or self.process.poll() is not None,
                  START_TIMEOUT, "the console's address on stderr")

@@ -29,6 +29,7 @@ from console_harness import ROOT, ConsoleCrawl, chromium, http, wait_for
 from pycrawler.console.access import Gate, Token
 from pycrawler.console.crawl_log import LogTally, tail
 from pycrawler.crawl.crawllog import format_line
+from pycrawler.failpoints import ARM_VARIABLE
 from pycrawler.local_servers import free_port
 from pycrawler.seen.drum.visited import BUCKET_BYTES_VARIABLE
 
@@ -169,30 +170,35 @@ def test_a_wrong_or_missing_token_or_another_origin_changes_nothing(crawl, brows
     assert text(browser, "status") == "running"
 
 
-class OnePage(BaseHTTPRequestHandler):
-    """A site of one page, at /added-seed; nothing links to it."""
+class TwoPages(BaseHTTPRequestHandler):
+    """A site nothing else links to: /added-seed, which links to /beyond."""
+
+    PAGES = {"/added-seed": b'<html><title>added</title><a href="/beyond">beyond</a></html>',
+             "/beyond": b"<html><title>beyond</title></html>"}
 
     def do_GET(self):
-        found = self.path == "/added-seed"
-        self.send_response(200 if found else 404)
+        page = self.PAGES.get(self.path)
+        self.send_response(404 if page is None else 200)
         self.send_header("Content-Type", "text/html")
         self.end_headers()
-        self.wfile.write(b"<html><title>added</title></html>" if found else b"")
+        self.wfile.write(page or b"")
 
     def log_message(self, *args):
         pass
 
 
-def test_a_seed_added_on_the_running_crawl_is_fetched_and_kept_in_crawl_json(crawl):
-    site = ThreadingHTTPServer(("127.0.0.3", 0), OnePage)
+def test_a_seed_added_on_the_running_crawl_is_crawled_and_kept_in_crawl_json(crawl):
+    """The seed's host joins the scope, as a command-line seed's would: the page only it links
+    to is fetched too. crawl.json lists it, for a resume."""
+    site = ThreadingHTTPServer(("127.0.0.3", 0), TwoPages)
     threading.Thread(target=site.serve_forever, daemon=True).start()
-    seed = f"http://127.0.0.3:{site.server_address[1]}/added-seed"
+    base = f"http://127.0.0.3:{site.server_address[1]}"
     try:
-        assert crawl.post("seeds", "not-the-token", {"urls": [seed]})[0] == 401
-        assert crawl.post("seeds", crawl.token, {"urls": [seed]}) == (200, b'{"added": 1}')
-        assert json.loads((crawl.state / "crawl.json").read_text())["added_seeds"] == [seed]
-        wait_for(lambda: any(line.split()[1:4:2] == ["200", seed] for line in crawl.log_lines()), 20,
-                 "the added seed fetched")
+        assert crawl.post("seeds", "not-the-token", {"urls": [base + "/added-seed"]})[0] == 401
+        assert crawl.post("seeds", crawl.token, {"urls": [base + "/added-seed"]}) == (200, b'{"added": 1}')
+        assert json.loads((crawl.state / "crawl.json").read_text())["added_seeds"] == [base + "/added-seed"]
+        wait_for(lambda: any(line.split()[1:4:2] == ["200", base + "/beyond"] for line in crawl.log_lines()), 30,
+                 "the page only the added seed links to fetched")
     finally:
         site.shutdown()
         site.server_close()
@@ -287,6 +293,17 @@ def test_a_read_only_stopped_state_is_served_and_left_unchanged(crawl):
                 console.terminate()
                 console.wait(timeout=30)
     assert folder_bytes(crawl.state) == before
+
+
+def test_a_resume_with_the_same_command_keeps_the_added_seeds(crawl):
+    """The resume rewrites crawl.json at its start (killed right there, the rest of a run is
+    not needed here): the seeds the console added stay in it, to be scheduled with the
+    command's own and to widen the scope as they do."""
+    added = json.loads((crawl.state / "crawl.json").read_text())["added_seeds"]
+    resumed = subprocess.run(crawl.command, capture_output=True, text=True, timeout=60,
+                             env=dict(crawl.environment, **{ARM_VARIABLE: "crawl.settings_written"}))
+    assert resumed.returncode == -9, resumed.stderr  # the failpoint's SIGKILL, after the write
+    assert json.loads((crawl.state / "crawl.json").read_text())["added_seeds"] == added
 
 
 def test_crawl_log_tally_counts_codes_hosts_and_rates_a_line_once(tmp_path):

@@ -168,7 +168,8 @@ class Crawler:
     # -- the state folder -------------------------------------------------------------------------
     def _check_settings(self, state: Path) -> None:
         """Bind the state folder to the settings its stores depend on: fill the unset ones
-        from ``crawl.json`` (else the defaults), refuse a mismatch, write them back."""
+        from ``crawl.json`` (else the defaults), refuse a mismatch, write them back; take the
+        seeds earlier runs had added (:meth:`add_seeds`) in, scope included."""
         path = state / SETTINGS_FILE
         stored = json.loads(path.read_text()) if path.is_file() else {}
         chosen = {}
@@ -181,6 +182,7 @@ class Crawler:
         chosen["canon"] = get_seen_key_scheme(chosen["seen_key"]).canonicalizer_for(chosen["canon"])
         self.config = dataclasses.replace(self.config, **chosen)
         self.added_seeds = [url for url in stored.get(ADDED_SEEDS, []) if url not in self.config.seeds]
+        self.scope = self._seeds_scope()
         self._settings = chosen | {"seeds": self.config.seeds}
         self._write_settings()
         failpoints.hit("crawl.settings_written")
@@ -341,9 +343,22 @@ class Crawler:
         if new:
             self.added_seeds += new
             self._write_settings()
+            self._widen_scope()
         links = [Link(url, 0, "", None) for url in urls]
         self.schedule(self.exchange.add(links) if self.exchange is not None else links)
         self._wakeup.set()
+
+    def _seeds_scope(self) -> Scope:
+        return Scope.of(self.config.scope, self.config.seeds + self.added_seeds)
+
+    def _widen_scope(self) -> None:
+        """The scope of the command's seeds and the added ones, as a resume will have it: an
+        added seed's links are followed as a command-line seed's are. The page workers are
+        started again only when it admits more than before (a seed on a new host, say)."""
+        scope = self._seeds_scope()
+        if scope != self.scope:
+            self.scope = scope
+            self.pages.use_policy(dataclasses.replace(self.pages.policy, scope=scope))
 
     def stop_now(self) -> None:
         """Stop without waiting for the fetches in flight: they are cancelled and stay pending;

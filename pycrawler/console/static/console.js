@@ -16,8 +16,13 @@ function bytes(n) {
 function setText(id, value) { $(id).textContent = value; }
 function percent(share) { return (100 * share).toFixed(share < 0.1 ? 1 : 0) + "%"; }
 function seconds(s) { return s < 10 ? s.toFixed(2) + " s" : Math.round(s) + " s"; }
-// A queue's next fetch, relative to the browser's clock (the console's own, on loopback).
-function nextFetch(epoch) { return epoch === null ? "-" : "in " + seconds(Math.max(0, epoch - Date.now() / 1000)); }
+// A queue's next fetch, relative to the browser's clock (the console's own, on loopback): a wait
+// of a few milliseconds may have ended by the time the page draws it.
+function nextFetch(epoch) {
+  if (epoch === null) return "-";
+  const left = epoch - Date.now() / 1000;
+  return left > 0.005 ? "in " + seconds(left) : "now";
+}
 
 // The token: from the address's #token=... (never sent to the server) or typed in; kept for the tab.
 function token() { return $("token").value.trim(); }

@@ -12,7 +12,7 @@ The snapshot's fields (docs/console.md says what each means): ``mode``, ``state`
 the table's own figures: DRUM's rounds, the Bloom filter's fill), ``robots`` (hosts by what
 their robots.txt says), ``je``, ``disk``, ``workers``, ``queues`` and ``history`` (the
 chart's series). The reports are asked for apart: the frontier's largest queues, the hosts
-(with their robots.txt's standing) and a cluster worker's cluster (:mod:`.cluster`).
+(with their robots.txt's standing) and a cluster worker's cluster.
 """
 
 from __future__ import annotations

@@ -52,11 +52,13 @@ class ConsoleCrawl:
     """``with ConsoleCrawl(folder) as crawl``: a crawl of a synthetic web with its console at
     :attr:`url`; :attr:`process` is the crawl, :attr:`token` the console's token."""
 
-    def __init__(self, folder: Path, *, pages: int = 100_000, hosts: int = 2, delay: float = 0.05):
+    def __init__(self, folder: Path, *, pages: int = 100_000, hosts: int = 2, delay: float = 0.05,
+                 options: tuple[str, ...] = (), env: dict | None = None):
+        """``options``: more of ``pycrawler crawl``'s; ``env``: more environment variables."""
         self.folder = Path(folder)
         self.state = self.folder / "state"
         self.server = SyntheticServer(SyntheticWeb(pages, hosts, seed=24))
-        self.delay = delay
+        self.delay, self.options, self.env = delay, options, env or {}
         self.process: subprocess.Popen | None = None
         self.url = ""
 
@@ -64,12 +66,14 @@ class ConsoleCrawl:
         self.server.start()
         port = free_port()
         self.stderr = self.folder / "crawl.stderr"
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+        self.environment = dict(os.environ, **self.env,
+                                PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+        self.command = [sys.executable, "-m", "pycrawler", "crawl", *self.server.seeds, "--state", str(self.state),
+                        "--delay", str(self.delay), "--concurrency", "4", "--console", f"127.0.0.1:{port}",
+                        *self.options]
         with open(self.stderr, "w") as errors:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "pycrawler", "crawl", *self.server.seeds, "--state", str(self.state),
-                 "--delay", str(self.delay), "--concurrency", "4", "--console", f"127.0.0.1:{port}"],
-                stdout=subprocess.PIPE, stderr=errors, text=True, env=env)
+            self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=errors, text=True,
+                                            env=self.environment)
         self.url = f"http://127.0.0.1:{port}/"
         wait_for(lambda: "console at" in self.stderr.read_text() or self.process.poll() is not None,
                  START_TIMEOUT, "the console's address on stderr")
@@ -78,14 +82,21 @@ class ConsoleCrawl:
         return self
 
     def figures(self) -> dict:
-        status, body = http(self.url + "api/figures")
+        return self.get("api/figures")
+
+    def get(self, path: str):
+        """The JSON the console answers at ``path`` (200 expected)."""
+        status, body = http(self.url + path)
         assert status == 200, body
         return json.loads(body)
 
-    def post(self, action: str, token: str | None, **headers) -> tuple[int, bytes]:
+    def post(self, action: str, token: str | None, body: dict | None = None, **headers) -> tuple[int, bytes]:
         if token is not None:
             headers["X-Pycrawler-Token"] = token
-        return http(self.url + "api/" + action, method="POST", headers=headers, body=b"{}")
+        return http(self.url + "api/" + action, method="POST", headers=headers, body=json.dumps(body or {}).encode())
+
+    def log_lines(self) -> list[str]:
+        return (self.state / "crawl.log").read_text().splitlines()
 
     def log_size(self) -> int:
         return (self.state / "crawl.log").stat().st_size

@@ -54,6 +54,11 @@ def test_measured_false_positive_rate_at_capacity_is_within_1_2x_of_target(versi
     assert rate <= 1.2 * target
     if version == CLASSIC:  # fill ** k holds for probes spread over the whole array only
         assert abs(f.false_positive_rate() - target) < 0.2 * target
+    # The console's figures, estimated from the count alone, agree with the bits and the probes.
+    figures = f.figures()
+    assert figures["fill"] == len(f) / capacity and figures["target_false_positive_rate"] == target
+    assert abs(figures["bits_set"] - np.unpackbits(f._live_bits()).mean()) < 0.01
+    assert abs(figures["false_positive_rate"] - rate) < 0.2 * target
 
 
 @pytest.mark.parametrize("version", [BLOCKED, CLASSIC])

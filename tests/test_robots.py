@@ -12,7 +12,7 @@ import socket
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from pycrawler.fetch import ALLOWED, FetchConfig, Fetcher, RobotsCache, host_key, status
+from pycrawler.fetch import ALLOWED, FetchConfig, Fetcher, RobotsCache, RobotsPolicy, host_key, status
 
 ROBOTS = """\
 User-agent: otherbot
@@ -119,6 +119,7 @@ def test_5xx_robots_allows_everything_as_heritrix_does():
     results, cache, base = asyncio.run(verdicts(robots_site(status_code=503), ["/private/x"]))
     assert results == [ALLOWED]
     assert cache._policies[host_key(base)].status == 503
+    assert cache.standings == {"absent": 1}
 
 
 def test_redirected_robots_txt_is_followed():
@@ -141,11 +142,21 @@ def test_unreachable_robots_is_a_prerequisite_failure_retried_after_the_delay():
             again = await cache.verdict(url)       # within the retry delay: no new fetch
             now[0] += 31
             later = await cache.verdict(url)       # retried
-            return first, again, later, cache.fetches, cache._policies[host_key(url)].attempts
+            return first, again, later, cache.fetches, cache._policies[host_key(url)].attempts, cache.standings
 
-    first, again, later, fetches, attempts = asyncio.run(scenario())
+    first, again, later, fetches, attempts, standings = asyncio.run(scenario())
     assert first == again == later == status.ROBOTS_PREREQUISITE_FAILURE == -61
     assert fetches == 2 and attempts == 2
+    assert standings == {"error": 1}  # the retry's outcome replaced the first one's
+
+
+def test_a_hosts_standing_says_what_its_robots_txt_does_to_the_whole_host():
+    """What the console's hosts report shows (RobotsPolicy.standing)."""
+    host = "http://example.com"
+    assert RobotsPolicy(host, 200, 0.0, ROBOTS.encode()).standing("pycrawler") == "fetched"
+    assert RobotsPolicy(host, 200, 0.0, ROBOTS.encode()).standing("otherbot") == "disallows_root"
+    assert RobotsPolicy(host, 404, 0.0).standing("pycrawler") == "absent"
+    assert RobotsPolicy(host, status.CONNECT_FAILED, 0.0).standing("pycrawler") == "error"
 
 
 def test_obey_false_fetches_nothing_and_allows_all():

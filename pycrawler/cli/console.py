@@ -16,7 +16,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("state", metavar="STATE", help="the crawl's --state folder")
     p.add_argument("--listen", default="127.0.0.1:8765", metavar="[HOST:]PORT",
                    help="where to serve (default 127.0.0.1:8765; 0: a free port; another address than loopback "
-                        "wants the token of STATE/console.token on every request)")
+                        "wants a token on every request: printed once, with the address; nothing is written "
+                        "into STATE)")
     p.set_defaults(run=run_console)
 
 
@@ -35,7 +36,10 @@ def run_console(args: argparse.Namespace) -> int:
             loop.add_signal_handler(signum, stop.set)
         console = ConsoleServer(figures, host, port)
         await console.start()
-        print(f"pycrawler console: {args.state} at {console.url}", flush=True)
+        # Off loopback every read wants the token, kept in memory only: the address carries it,
+        # after the '#', which the browser keeps to itself.
+        shown = f"{console.url}#token={console.token.value}" if console.reads_want_token else console.url
+        print(f"pycrawler console: {args.state} at {shown}", flush=True)
         try:
             await stop.wait()
         finally:

@@ -87,6 +87,16 @@ def seeds_fingerprint(seeds: Iterable[str]) -> str:
     return hashlib.sha256("\n".join(sorted(set(seeds))).encode()).hexdigest()[:32]
 
 
+def _number(text: str) -> int | float | str:
+    """A figure a worker published in its hash (Redis keeps them as text), as the number it was."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
 def weight(worker: str, host: str) -> int:
     """The rendezvous weight of a (worker, host) pair: SHA-1, since the host table's scripts
     rank workers with Redis's ``redis.sha1hex``, and a host placed while Redis is away should go
@@ -229,6 +239,26 @@ class Membership:
                 return {host: known.get(host) or max(members or [self.worker], key=lambda m: weight(m, host))
                         for host in hosts}
         return {host: known[host] for host in hosts}
+
+    def view(self) -> list[dict]:
+        """The live members as this worker last saw them, each with its figures as it last
+        published them (numbers where they are), its lease left in seconds and the hosts the
+        host table gives it: one round trip of a few commands a member, for a page that asks
+        every few seconds (:meth:`status` scans every key of the cluster)."""
+        members = self.members
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.time()
+        pipe.zrange(self.key("members"), 0, -1, withscores=True)
+        pipe.hgetall(self.table.loads_key)
+        for member in members:
+            pipe.hgetall(self.key("worker", member))
+        (seconds, micros), leases, loads, *figures = pipe.execute()
+        now = seconds + micros / 1e6
+        leases = {m.decode(): expiry for m, expiry in leases}
+        loads = {m.decode(): int(n) for m, n in loads.items()}
+        return [{"worker": member, "lease": round(leases.get(member, now) - now, 1), "hosts": loads.get(member, 0)}
+                | {k.decode(): _number(v.decode()) for k, v in published.items()}
+                for member, published in zip(members, figures)]
 
     def status(self) -> list[dict]:
         """Every registered worker's figures, live or not, with its lease left in seconds."""

@@ -6,7 +6,9 @@
 - **The token.** A random one for each run, in ``STATE/console.token``, readable by the
   crawl's user only (``0600``, as the gateway's token files); removed when the console stops.
   Each action (a POST) carries it in the ``X-Pycrawler-Token`` header (or ``Authorization:
-  Bearer``); a wrong or missing one is refused before anything is done.
+  Bearer``); a wrong or missing one is refused before anything is done. A stopped crawl's
+  console has no actions and writes nothing into its folder: off loopback its token lives in
+  memory only, printed once with the console's address.
 - **No other web page can act.** A token in a header, never a cookie or a form field: a page
   from another origin cannot set that header without a CORS preflight, which the console
   never grants; a POST whose ``Origin`` is not the console's own is refused as well. The
@@ -52,18 +54,30 @@ def is_loopback(host: str) -> bool:
 
 
 class Token:
-    """The console's token and its file in the state folder (module docstring)."""
+    """The console's token (module docstring): in ``path`` (0600) when given, else in memory only."""
 
-    def __init__(self, state: Path):
-        self.path = Path(state) / TOKEN_FILE
+    def __init__(self, path: Path | None):
+        self.path = None if path is None else Path(path)
         self.value = secrets.token_urlsafe(32)
-        write_atomically(self.path, self.value + "\n", private=True)
+        if self.path is not None:
+            write_atomically(self.path, self.value + "\n", private=True)
+
+    @classmethod
+    def for_state(cls, state: Path) -> Token:
+        """A running crawl's token, in its state folder (:data:`TOKEN_FILE`)."""
+        return cls(Path(state) / TOKEN_FILE)
+
+    @property
+    def where(self) -> str:
+        return str(self.path) if self.path is not None else "the address the console printed (#token=...)"
 
     def matches(self, given: str | None) -> bool:
         return given is not None and hmac.compare_digest(given.encode(), self.value.encode())
 
     def remove(self) -> None:
         """Remove the file if it still holds this token (a later run may have written its own)."""
+        if self.path is None:
+            return
         with contextlib.suppress(OSError):
             if self.path.read_text().strip() == self.value:
                 self.path.unlink()
@@ -100,5 +114,5 @@ class Gate:
             if origin is not None and origin != f"{request.scheme}://{request.host}":
                 raise web.HTTPForbidden(text="cross-origin actions are refused\n")
         if (action or (reads_data and not self.open_reads)) and not self.token.matches(given_token(request)):
-            raise web.HTTPUnauthorized(text=f"wrong or missing token: send the one in {self.token.path} "
+            raise web.HTTPUnauthorized(text=f"wrong or missing token: send the one in {self.token.where} "
                                             f"in the {TOKEN_HEADER} header\n")

@@ -8,8 +8,11 @@ scrapers ask: it costs one JE statistics call (counters only), a walk of the fro
 queues in Python memory (no JE read) and a listing of the state folder.
 
 The snapshot's fields (docs/console.md says what each means): ``mode``, ``state``,
-``paused``, ``stopping``, ``counts``, ``rates``, ``codes``, ``mime``, ``seen_table``,
-``je``, ``disk``, ``workers``, ``queues`` and ``history`` (the chart's series).
+``paused``, ``stopping``, ``counts``, ``rates``, ``codes``, ``mime``, ``seen_table`` (with
+the table's own figures: DRUM's rounds, the Bloom filter's fill), ``robots`` (hosts by what
+their robots.txt says), ``je``, ``disk``, ``workers``, ``queues`` and ``history`` (the
+chart's series). The reports are asked for apart: the frontier's largest queues, the hosts
+(with their robots.txt's standing) and a cluster worker's cluster.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import time
 from pathlib import Path
 
 from ..crawl.diskspace import free_bytes
+from ..fetch.robots import AGENT, RobotsPolicy, host_key
 from .crawl_log import LogTally, tail
 
 MB = 1 << 20
@@ -28,7 +32,7 @@ TICK_SECONDS = 2.0
 """crawl.log is tallied this often (its lines carry their own times: a less frequent read
 changes no figure, only how late it shows)."""
 
-QUEUE_COLUMNS = ("queue", "state", "pending", "fetched")
+QUEUE_COLUMNS = ("queue", "state", "pending", "fetched", "next_fetch")
 
 RATE_WINDOW = 10
 """Seconds the 'now' rates are averaged over."""
@@ -36,6 +40,12 @@ RATE_WINDOW = 10
 
 def je_log_bytes(state: Path) -> int:
     return sum(f.stat().st_size for f in Path(state).glob("*.jdb"))
+
+
+def robots_hosts(host: str) -> list[str]:
+    """The robots.txt hosts (:func:`~pycrawler.fetch.robots.host_key`) crawl.log's ``host[:port]``
+    may stand for: its http and https servers."""
+    return [host_key(f"{scheme}://{host}/") for scheme in ("http", "https")]
 
 
 class Cached:
@@ -64,13 +74,30 @@ class Figures:
         self.state, self.tally = Path(state), tally
         self.snapshot = Cached(self._snapshot)
         self.frontier = Cached(self._frontier)
+        self.cluster = Cached(self._cluster)
 
     def tick(self) -> None:
         """Tally what crawl.log gained (a running crawl flushes it at every commit)."""
         self.tally.read()
 
     def hosts(self, limit: int) -> list[dict]:
-        return self.tally.host_rows(limit)
+        """crawl.log's busiest hosts, each with what its robots.txt says (``robots``: a
+        :data:`~pycrawler.fetch.robots.ROBOTS_STANDINGS`, ``robots_code`` the status of its
+        fetch), or None for both when the crawl holds none for it."""
+        rows = self.tally.host_rows(limit)
+        for row in rows:
+            policy = next(filter(None, map(self._robots, robots_hosts(row["host"]))), None)
+            row["robots"] = None if policy is None else policy.standing(AGENT)
+            row["robots_code"] = None if policy is None else policy.status
+        return rows
+
+    def _robots(self, host: str) -> RobotsPolicy | None:
+        """The robots.txt policy the crawl holds for ``host``, if any."""
+        return None
+
+    def _cluster(self) -> dict | None:
+        """A cluster worker's view of its cluster; None for a crawl on its own."""
+        return None
 
     def log_lines(self, contains: str, limit: int) -> list[str]:
         return tail(self.tally.path, contains=contains, limit=limit)
@@ -92,8 +119,14 @@ class Figures:
         return self.tally.read_at
 
     def _frontier(self, top: int) -> dict:
+        """The frontier's stats and its ``top`` largest queues, each with its ``next_fetch``:
+        the epoch second its politeness wait ends, None when it has none to wait."""
         stats, rows = self._queues(top)
-        return stats | {"largest": [dict(zip(QUEUE_COLUMNS, row)) for row in rows]}
+        now = time.time()
+        largest = [dict(zip(QUEUE_COLUMNS, row)) for row in rows]
+        for queue in largest:
+            queue["next_fetch"] = queue["next_fetch"] if queue["next_fetch"] > now else None
+        return stats | {"largest": largest}
 
     def _queues(self, top: int) -> tuple[dict, list[tuple]]:
         """The frontier's stats and its ``top`` largest queues (:meth:`WorkQueueFrontier.queue_table`)."""
@@ -116,8 +149,13 @@ class LiveFigures(Figures):
         summary, frontier, config = crawler.summary, crawler.frontier, crawler.config
         stats = frontier.stats()
         elapsed = max(time.time() - self.started, 1e-9)
-        cache = crawler.url_cache
+        cache, robots = crawler.url_cache, crawler.robots
         je = crawler.env.cache_stats()
+        seen_table = {"kind": config.seen, "url_cache": config.url_cache,
+                      "cache_hits": cache.hits if cache is not None else 0,
+                      "cache_misses": cache.misses if cache is not None else 0}
+        if table_figures := crawler.visited.figures():
+            seen_table[config.seen] = table_figures
         figures["rates"] |= {"pages_per_s_avg": summary.fetched / elapsed, "mb_per_s_avg": summary.bytes / 1e6 / elapsed}
         return figures | {
             "paused": crawler.paused, "stopping": summary.interrupted, "elapsed": elapsed,
@@ -125,9 +163,8 @@ class LiveFigures(Figures):
                        "bytes": summary.bytes, "pending": stats["pending"], "seen": frontier.totals["enqueued"],
                        "duplicates": frontier.totals["duplicates"], "links": summary.links},
             "queues": {name: entry["queues"] for name, entry in stats["by_state"].items()},
-            "seen_table": {"kind": config.seen, "url_cache": config.url_cache,
-                           "cache_hits": cache.hits if cache is not None else 0,
-                           "cache_misses": cache.misses if cache is not None else 0},
+            "seen_table": seen_table,
+            "robots": {} if robots is None else {standing: n for standing, n in robots.standings.items() if n},
             "je": je | {"log_bytes": je_log_bytes(self.state)},
             "disk": {"min_free_bytes": config.min_free_mb * MB,
                      "free_bytes": {str(folder): free_bytes(folder) for folder in crawler.disk.folders}},
@@ -138,6 +175,28 @@ class LiveFigures(Figures):
     def _queues(self, top: int) -> tuple[dict, list[tuple]]:
         frontier = self.crawler.frontier
         return frontier.stats(), frontier.queue_table(top)
+
+    def _robots(self, host: str) -> RobotsPolicy | None:
+        robots = self.crawler.robots
+        return None if robots is None else robots.known(host)
+
+    def _cluster(self) -> dict | None:
+        """The cluster as this worker sees it: ``members`` (live, by its last heartbeat),
+        ``workers`` (each one's hosts, lease and published figures: pages, pending, links
+        sent and received...; :meth:`~pycrawler.cluster.membership.Membership.view`) and this
+        worker's own link ``traffic``, counted here. Redis away: the workers are unknown."""
+        exchange = self.crawler.exchange
+        if exchange is None:
+            return None
+        import redis  # a cluster worker has it
+
+        membership = exchange.membership
+        try:
+            workers, unreachable = membership.view(), None
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            workers, unreachable = [], str(exc)
+        return {"name": membership.name, "worker": membership.worker, "members": membership.members,
+                "workers": workers, "traffic": dict(exchange.traffic), "unreachable": unreachable}
 
     # -- actions ------------------------------------------------------------------------------------
     def pause(self) -> None:

@@ -21,6 +21,40 @@ COUNTERS = {
     "links": ("pycrawler_links_extracted", "Outlinks extracted from pages, this run"),
 }
 
+JE_METRICS = {
+    "cache_bytes": (GaugeMetricFamily, "pycrawler_je_cache_bytes", "JE cache in use"),
+    "cache_max_bytes": (GaugeMetricFamily, "pycrawler_je_cache_max_bytes", "JE cache size"),
+    "cache_misses": (CounterMetricFamily, "pycrawler_je_cache_misses", "JE cache misses since the open"),
+    "log_bytes": (GaugeMetricFamily, "pycrawler_je_log_bytes", "Size of the state's JE log files"),
+}
+
+SEEN_TABLE_METRICS = {
+    "drum": {"keys": (GaugeMetricFamily, "pycrawler_drum_keys", "Keys merged into DRUM's repository"),
+             "rounds": (CounterMetricFamily, "pycrawler_drum_merge_rounds", "DRUM merge rounds since the open"),
+             "merges": (CounterMetricFamily, "pycrawler_drum_bucket_merges", "DRUM bucket merges since the open"),
+             "merge_seconds": (CounterMetricFamily, "pycrawler_drum_merge_seconds",
+                               "Wall seconds DRUM's merges took since the open"),
+             "last_round_seconds": (GaugeMetricFamily, "pycrawler_drum_last_round_seconds",
+                                    "Wall seconds DRUM's last merge round took")},
+    "bloom": {"keys": (GaugeMetricFamily, "pycrawler_bloom_keys", "Keys the Bloom filter took as new"),
+              "capacity": (GaugeMetricFamily, "pycrawler_bloom_capacity_keys", "Keys the Bloom filter was sized for"),
+              "fill": (GaugeMetricFamily, "pycrawler_bloom_fill_ratio", "Bloom filter keys over its capacity"),
+              "bits_set": (GaugeMetricFamily, "pycrawler_bloom_bits_set_ratio",
+                           "Expected share of the Bloom filter's bits set"),
+              "false_positive_rate": (GaugeMetricFamily, "pycrawler_bloom_false_positive_ratio",
+                                      "Expected false-positive rate of the Bloom filter now"),
+              "target_false_positive_rate": (GaugeMetricFamily, "pycrawler_bloom_target_false_positive_ratio",
+                                             "False-positive rate the Bloom filter was sized for")},
+}
+"""The metrics of a seen table's own figures (:meth:`pycrawler.seen.protocol.Visited.figures`)."""
+
+CLUSTER_COUNTERS = {
+    "sent": ("pycrawler_cluster_links_sent", "Links this worker sent to the workers that own their hosts"),
+    "received": ("pycrawler_cluster_links_received", "Links other workers sent this worker"),
+    "forwarded": ("pycrawler_cluster_links_forwarded",
+                  "URLs this worker polled and handed over to their host's new owner"),
+}
+
 
 class FiguresCollector:
     """Yields the metric families of one :class:`~.figures.Figures`."""
@@ -52,14 +86,10 @@ class FiguresCollector:
             for state, n in snap["queues"].items():
                 queues.add_metric([state], n)
             yield queues
-        if "je" in snap:
-            je = snap["je"]
-            yield GaugeMetricFamily("pycrawler_je_cache_bytes", "JE cache in use", value=je["cache_bytes"])
-            yield GaugeMetricFamily("pycrawler_je_cache_max_bytes", "JE cache size", value=je["cache_max_bytes"])
-            yield CounterMetricFamily("pycrawler_je_cache_misses", "JE cache misses since the open",
-                                      value=je["cache_misses"])
-            yield GaugeMetricFamily("pycrawler_je_log_bytes", "Size of the state's JE log files",
-                                    value=je["log_bytes"])
+        je = snap.get("je", {})  # a stopped crawl's: its log's size alone
+        for field, (family, name, text) in JE_METRICS.items():
+            if field in je:
+                yield family(name, text, value=je[field])
         if "disk" in snap:
             free = GaugeMetricFamily("pycrawler_disk_free_bytes", "Free bytes on a filesystem the crawl writes to",
                                      labels=["folder"])
@@ -79,9 +109,36 @@ class FiguresCollector:
                                       value=seen["cache_hits"])
             yield CounterMetricFamily("pycrawler_url_cache_misses", "Seen lookups past the URL cache",
                                       value=seen["cache_misses"])
+        seen_table = snap.get("seen_table", {})
+        for kind, metrics in SEEN_TABLE_METRICS.items():
+            for field, value in seen_table.get(kind, {}).items():
+                family, name, text = metrics[field]
+                yield family(name, text, value=value)
+        if "robots" in snap:
+            robots = GaugeMetricFamily("pycrawler_robots_hosts", "Hosts by what their robots.txt says",
+                                       labels=["standing"])
+            for standing, n in snap["robots"].items():
+                robots.add_metric([standing], n)
+            yield robots
+        yield from self._cluster()
         if "paused" in snap:
             yield GaugeMetricFamily("pycrawler_paused", "1 while the console holds new fetches back",
                                     value=int(snap["paused"]))
+
+
+    def _cluster(self):
+        """This worker's part of the cluster: each worker's scrape says its own."""
+        cluster = self.figures.cluster()
+        if cluster is None:
+            return
+        yield GaugeMetricFamily("pycrawler_cluster_members", "Live workers of the cluster",
+                                value=len(cluster["members"]))
+        me = next((row for row in cluster["workers"] if row["worker"] == cluster["worker"]), {})
+        yield GaugeMetricFamily("pycrawler_cluster_hosts", "Hosts the cluster's host table gives this worker",
+                                value=me.get("hosts", 0))
+        for field, (name, text) in CLUSTER_COUNTERS.items():
+            if field in cluster["traffic"]:
+                yield CounterMetricFamily(name, text, value=cluster["traffic"][field])
 
 
 def registry_for(figures) -> CollectorRegistry:

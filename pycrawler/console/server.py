@@ -7,8 +7,11 @@ path                   verb  what
 ``/static/NAME``       GET   its script, style sheet and uPlot
 ``/api/figures``       GET   the figures (:mod:`.figures`)
 ``/api/frontier``      GET   queues by state and the ``top`` largest (default 20)
-``/api/hosts``         GET   hosts by fetches: fetched, errors, bytes, precluded (``limit``)
+``/api/hosts``         GET   hosts by fetches: fetched, errors, bytes, precluded, robots.txt
+                             (``limit``)
 ``/api/log``           GET   crawl.log's last ``limit`` lines containing ``contains``
+``/api/cluster``       GET   a cluster worker's cluster: members, hosts per worker, links
+                             (``null`` for a crawl on its own)
 ``/metrics``           GET   Prometheus' text format (:mod:`.metrics`)
 ``/api/pause``         POST  no new fetch starts; the ones in flight finish and commit
 ``/api/resume``        POST  fetches start again
@@ -51,8 +54,11 @@ class ConsoleServer:
     """Serves one :class:`~.figures.Figures` on ``host:port`` (module docstring)."""
 
     def __init__(self, figures: Figures, host: str, port: int):
+        """A running crawl's token goes into its state folder (its actions want it); a stopped
+        crawl's stays in memory (:mod:`.access`): its folder may be read-only, or in use by a
+        crawl resumed meanwhile, whose token file is not this console's to write."""
         self.figures, self.host, self.port = figures, host, port
-        self.token = Token(figures.state)
+        self.token = Token.for_state(figures.state) if figures.can_act else Token(None)
         self.gate = Gate(self.token, host, port)
         self.registry = registry_for(figures)
         self._runner: web.AppRunner | None = None
@@ -63,6 +69,10 @@ class ConsoleServer:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}/"
 
+    @property
+    def reads_want_token(self) -> bool:
+        return not self.gate.open_reads
+
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._admit])
         app.router.add_get("/", self._page)
@@ -71,6 +81,7 @@ class ConsoleServer:
         app.router.add_get("/api/frontier", self._frontier)
         app.router.add_get("/api/hosts", self._hosts)
         app.router.add_get("/api/log", self._log)
+        app.router.add_get("/api/cluster", self._cluster)
         app.router.add_get("/metrics", self._metrics)
         for action in ("pause", "resume", "stop", "seeds"):
             app.router.add_post(f"/api/{action}", self._act)
@@ -109,7 +120,9 @@ class ConsoleServer:
     @web.middleware
     async def _admit(self, request: web.Request, handler):
         page_itself = request.path == "/" or request.path.startswith("/static/")  # no crawl data in it
-        self.gate.check(request, action=request.method == "POST", reads_data=not page_itself)
+        # A stopped crawl's console has no actions: a POST is answered 409 by _act, token or not.
+        action = request.method == "POST" and self.figures.can_act
+        self.gate.check(request, action=action, reads_data=not page_itself)
         return await handler(request)
 
     async def _page(self, request: web.Request) -> web.FileResponse:
@@ -127,6 +140,9 @@ class ConsoleServer:
     async def _log(self, request: web.Request) -> web.Response:
         lines = self.figures.log_lines(request.query.get("contains", ""), _int_param(request, "limit", 100, 5000))
         return web.json_response(lines)
+
+    async def _cluster(self, request: web.Request) -> web.Response:
+        return web.json_response(self.figures.cluster())
 
     async def _metrics(self, request: web.Request) -> web.Response:
         return web.Response(body=generate_latest(self.registry), headers={"Content-Type": CONTENT_TYPE_LATEST})

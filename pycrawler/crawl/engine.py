@@ -45,7 +45,7 @@ I/O error) or a failed JE commit stops it at once, commits nothing more, and is 
 State folder: one JE environment (the frontier's ``pending``, ``queues``, ``retries``,
 ``frontier_meta``; ``visited`` for ``--seen exact``; ``fetched``: URL (StringBinding) ->
 CrawlUrl record (binding ``crawl_url``); ``robots``; a cluster worker's ``outbox`` and ``forwarded``),
-``crawl.log``, ``crawl.json`` (the settings a resumed crawl must keep), ``visited.bloom`` or
+``crawl.log``, ``crawl.json`` (the settings a resumed crawl must keep, and the seeds added while it ran), ``visited.bloom`` or
 ``drum/`` (DRUM's bucket files; its repository is ``drum.blocks`` and ``drum.meta`` of the
 environment, and ``visited_marks`` logs the Bloom file's marks until they are made) for the
 other Visited tables, each bound to the environment's transactions (docs/frontier.md).
@@ -111,6 +111,8 @@ MAX_TRAILING_REDIRECTS = 5
 
 FETCHED, ROBOTS = "fetched", "robots"
 CRAWL_LOG = "crawl.log"
+ADDED_SEEDS = "added_seeds"
+"""crawl.json's list of the seeds added while the crawl ran (the console's), kept across resumes."""
 
 TRANSIENT_STATUSES = frozenset({fetch_status.CONNECT_FAILED, fetch_status.CONNECT_LOST, fetch_status.TIMEOUT,
                                 fetch_status.ROBOTS_PREREQUISITE_FAILURE, 408, 429, 500, 502, 503, 504})
@@ -140,6 +142,7 @@ class Crawler:
         if config.max_depth is not None and config.max_depth < 0:
             raise BadInput("--max-depth cannot be negative")
         self.url_cache = None
+        self.robots: RobotsCache | None = None  # once the fetcher is open
         self.gateway = None  # the py4j gateway of --serve
         self.stats_log = None  # --stats
         if config.url_cache:
@@ -148,6 +151,7 @@ class Crawler:
         self.scope = Scope.of(config.scope, seeds)
         self.path_rule = PathRepetitionRule()
         self.summary = CrawlSummary(url_cache=config.url_cache)
+        self.added_seeds: list[str] = []  # crawl.json's, then the console's: scheduled like the command's
         self._stopping = False
         self.paused = False  # the console's pause: no new fetch starts
         self.in_flight = InFlight(config.concurrency, config.max_pages, config.flush_pages)
@@ -164,7 +168,8 @@ class Crawler:
     # -- the state folder -------------------------------------------------------------------------
     def _check_settings(self, state: Path) -> None:
         """Bind the state folder to the settings its stores depend on: fill the unset ones
-        from ``crawl.json`` (else the defaults), refuse a mismatch, write them back."""
+        from ``crawl.json`` (else the defaults), refuse a mismatch, write them back; take the
+        seeds earlier runs had added (:meth:`add_seeds`) in, scope included."""
         path = state / SETTINGS_FILE
         stored = json.loads(path.read_text()) if path.is_file() else {}
         chosen = {}
@@ -176,8 +181,17 @@ class Crawler:
             chosen[name] = value if value is not None else stored.get(name, SETTING_DEFAULTS.get(name))
         chosen["canon"] = get_seen_key_scheme(chosen["seen_key"]).canonicalizer_for(chosen["canon"])
         self.config = dataclasses.replace(self.config, **chosen)
-        write_atomically(path, json.dumps(chosen | {"seeds": self.config.seeds}, indent=1) + "\n")
+        self.added_seeds = [url for url in stored.get(ADDED_SEEDS, []) if url not in self.config.seeds]
+        self.scope = self._seeds_scope()
+        self._settings = chosen | {"seeds": self.config.seeds}
+        self._write_settings()
         failpoints.hit("crawl.settings_written")
+
+    def _write_settings(self) -> None:
+        """crawl.json: the kept settings, the command's seeds and the seeds added while the crawl
+        ran (:meth:`add_seeds`), written whole or not at all (write, fsync, rename)."""
+        written = self._settings | ({ADDED_SEEDS: self.added_seeds} if self.added_seeds else {})
+        write_atomically(Path(self.config.state) / SETTINGS_FILE, json.dumps(written, indent=1) + "\n")
 
     def _open(self, stack: contextlib.ExitStack) -> None:
         """Open the state folder's stores and the outputs, then build the objects that use them;
@@ -322,10 +336,29 @@ class Crawler:
         self._wakeup.set()
 
     def add_seeds(self, urls: list[str]) -> None:
-        """Schedule more seeds (from the loop's thread), through the cluster when a worker."""
+        """Schedule more seeds (from the loop's thread), through the cluster when a worker. They
+        are written into crawl.json first, so a resume schedules them again, like the command's
+        own seeds, whether or not the frontier had committed them before the crawl stopped."""
+        new = [url for url in dict.fromkeys(urls) if url not in self.config.seeds and url not in self.added_seeds]
+        if new:
+            self.added_seeds += new
+            self._write_settings()
+            self._widen_scope()
         links = [Link(url, 0, "", None) for url in urls]
         self.schedule(self.exchange.add(links) if self.exchange is not None else links)
         self._wakeup.set()
+
+    def _seeds_scope(self) -> Scope:
+        return Scope.of(self.config.scope, self.config.seeds + self.added_seeds)
+
+    def _widen_scope(self) -> None:
+        """The scope of the command's seeds and the added ones, as a resume will have it: an
+        added seed's links are followed as a command-line seed's are. The page workers are
+        started again only when it admits more than before (a seed on a new host, say)."""
+        scope = self._seeds_scope()
+        if scope != self.scope:
+            self.scope = scope
+            self.pages.use_policy(dataclasses.replace(self.pages.policy, scope=scope))
 
     def stop_now(self) -> None:
         """Stop without waiting for the fetches in flight: they are cancelled and stay pending;
@@ -367,8 +400,8 @@ class Crawler:
             await loop.run_in_executor(None, self.pages.warm_up)
             async with Fetcher(fetch_config) as fetcher:
                 self.fetcher = fetcher
-                self.robots = RobotsCache(fetcher, "pycrawler", store=self.robots_db, obey=config.obey_robots)
-                seeds = [Link(seed, 0, "", None) for seed in config.seeds]
+                self.robots = RobotsCache(fetcher, store=self.robots_db, obey=config.obey_robots)
+                seeds = [Link(seed, 0, "", None) for seed in config.seeds + self.added_seeds]
                 if self.cluster is not None:
                     seeds = self.cluster.start(seeds)
                 self.schedule(seeds)

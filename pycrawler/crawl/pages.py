@@ -175,9 +175,22 @@ class PagePool:
 
     def __init__(self, policy: LinkPolicy, workers: int):
         self.workers = workers
-        context = multiprocessing.get_context("spawn")
-        self._executor = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
-                                             initargs=(policy, context.Lock()))
+        self._context = multiprocessing.get_context("spawn")
+        self._large_page_lock = self._context.Lock()
+        self._executor = self._start(policy)
+
+    def _start(self, policy: LinkPolicy) -> ProcessPoolExecutor:
+        self.policy = policy
+        return ProcessPoolExecutor(self.workers, mp_context=self._context, initializer=_start_worker,
+                                   initargs=(policy, self._large_page_lock))
+
+    def use_policy(self, policy: LinkPolicy) -> None:
+        """Apply ``policy`` to the pages submitted from now on (the crawl's scope grew: seeds
+        were added). The workers hold their policy from their start, so new ones are started;
+        the pages already submitted finish under the old policy, then its workers end. Seconds
+        of CPU for the new interpreters: for an operator's rare action, not for every page."""
+        retired, self._executor = self._executor, self._start(policy)
+        retired.shutdown(wait=False, cancel_futures=False)
 
     def warm_up(self) -> None:
         """Start every worker now, so the first pages do not wait for interpreters to start."""

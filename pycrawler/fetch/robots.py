@@ -41,6 +41,12 @@ DEFAULT_RETRY_DELAY = 900.0       # Heritrix's retry delay for failed fetches
 ALLOWED = 0
 """The verdict for a URL robots.txt lets the crawler fetch (any other verdict is a fetch status code)."""
 
+AGENT = "pycrawler"
+"""The token robots.txt's groups name pycrawler by (``User-agent: pycrawler``)."""
+
+ROBOTS_STANDINGS = ("fetched", "absent", "error", "disallows_root")
+"""What robots.txt says of a host as a whole (:meth:`RobotsPolicy.standing`)."""
+
 _RECORD = struct.Struct(">BdiI")  # format version, fetched at (epoch s), status, attempts; then the body
 _RECORD_VERSION = 1
 
@@ -89,6 +95,17 @@ class RobotsPolicy:
         delay = rules.crawl_delay(agent) if rules is not None else None
         return None if delay is None else float(delay)
 
+    def standing(self, agent: str) -> str:
+        """One of :data:`ROBOTS_STANDINGS`: ``error`` (no HTTP answer: the host's URLs wait for
+        the next try), ``absent`` (an answer other than 2xx: everything allowed), else the rules
+        were fetched, and ``disallows_root`` when they exclude the host's ``/`` for ``agent``
+        (a host closed to the crawler, or all but the paths it allows), ``fetched`` otherwise."""
+        if not self.valid:
+            return "error"
+        if self.rules is None:
+            return "absent"
+        return "fetched" if self.allows(f"{self.host}/", agent) else "disallows_root"
+
     def expired(self, now: float, ttl: float, retry_delay: float) -> bool:
         return now - self.fetched_at >= (ttl if self.valid else retry_delay)
 
@@ -113,13 +130,14 @@ class RobotsCache:
     politeness delay. ``obey=False`` allows everything and fetches nothing.
     """
 
-    def __init__(self, fetcher: Fetcher, agent: str = "pycrawler", *, ttl: float = DEFAULT_TTL,
+    def __init__(self, fetcher: Fetcher, agent: str = AGENT, *, ttl: float = DEFAULT_TTL,
                  retry_delay: float = DEFAULT_RETRY_DELAY, store=None, obey: bool = True,
                  memory_entries: int = 100_000, clock=time.time):
         self.fetcher, self.agent, self.obey = fetcher, agent, obey
         self.ttl, self.retry_delay, self.store, self.clock = ttl, retry_delay, store, clock
         self.memory_entries = memory_entries
         self.fetches = 0  # robots.txt fetch attempts made (redirect hops included)
+        self.standings: collections.Counter[str] = collections.Counter()  # of the policies in memory
         self._policies: collections.OrderedDict[str, RobotsPolicy] = collections.OrderedDict()
         self._pending: dict[str, asyncio.Future] = {}
 
@@ -176,11 +194,21 @@ class RobotsCache:
         attempts = 1 if result.status > 0 else failed_before + 1
         return RobotsPolicy(host, result.status, self.clock(), result.body[:MAX_ROBOTS_BYTES], attempts)
 
+    def known(self, host: str) -> RobotsPolicy | None:
+        """The policy in memory for ``host`` (:func:`host_key`'s form), expired or not; None
+        when none is."""
+        return self._policies.get(host)
+
     def _remember(self, policy: RobotsPolicy) -> None:
+        replaced = self._policies.get(policy.host)
+        if replaced is not None:
+            self.standings[replaced.standing(self.agent)] -= 1
+        self.standings[policy.standing(self.agent)] += 1
         self._policies[policy.host] = policy
         self._policies.move_to_end(policy.host)
         while len(self._policies) > self.memory_entries:
-            self._policies.popitem(last=False)
+            _, evicted = self._policies.popitem(last=False)
+            self.standings[evicted.standing(self.agent)] -= 1
 
     def _load(self, host: str) -> RobotsPolicy | None:
         if self.store is None:

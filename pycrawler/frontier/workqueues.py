@@ -365,12 +365,14 @@ class WorkQueueFrontier(TodoFrontier):
                     "pending": sum(e["urls"] for e in by_state.values()), "in_process": len(self.handout.out),
                     "by_state": by_state, "totals": dict(self.totals)}
 
-    def queue_table(self, limit: int | None = None) -> list[tuple[str, str, int, int]]:
-        """(class key, state, URLs, fetched) of the largest queues first: the operator's console's
-        frontier report."""
+    def queue_table(self, limit: int | None = None) -> list[tuple[str, str, int, int, float]]:
+        """(class key, state, URLs, fetched, wake) of the largest queues first: the operator's
+        console's frontier report. ``wake``: the epoch second the queue's politeness wait ends
+        (its group's, when the group's ends later), past for a queue with none to wait."""
         with self._lock:
             rows = sorted(self.states.queues.values(), key=lambda q: (-q.count, q.class_key))
-            return [(q.class_key, q.state_name, q.count, q.fetched) for q in rows[:limit]]
+            return [(q.class_key, q.state_name, q.count, q.fetched,
+                     max(q.wake, q.group.wake) if q.group is not None else q.wake) for q in rows[:limit]]
 
     # -- life cycle ---------------------------------------------------------------------------------
     def close(self) -> None:

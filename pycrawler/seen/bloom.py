@@ -387,6 +387,21 @@ class BloomFilter(SynchronousVisited):
         ones = int(np.unpackbits(self._live_bits()).sum())
         return (ones / self.m) ** self.k
 
+    def figures(self) -> dict:
+        """What the operator's console shows, estimated from the count of keys added instead of
+        a scan of the bits (:meth:`false_positive_rate` reads them all): the keys against the
+        capacity the filter was sized for (``fill``), the expected share of bits set
+        (``1 - e^(-kn/m)``) and the expected false-positive rate at this count, beside the
+        rate it was sized for."""
+        n = self.count
+        bits_set = 1.0 - math.exp(-self.k * n / self.m)
+        if self.version == BLOCKED:
+            expected = blocked_false_positive_rate(n, self.m // BLOCK_BITS, self.k) if n else 0.0
+        else:
+            expected = bits_set ** self.k
+        return {"keys": n, "capacity": self.capacity, "fill": n / self.capacity, "bits_set": bits_set,
+                "false_positive_rate": expected, "target_false_positive_rate": self.fpr}
+
     def __len__(self) -> int:
         """Keys added that were new to the filter (false positives are not counted)."""
         return self.count

@@ -97,6 +97,9 @@ class CachedVisited(Visited):
     def __len__(self) -> int:
         return len(self.table)
 
+    def figures(self) -> dict:
+        return self.table.figures()
+
     def close(self) -> None:
         self.table.close()
 

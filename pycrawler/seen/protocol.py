@@ -147,6 +147,11 @@ class Visited(ABC):
         raise BadInput(f"{self!r} does not write in the transactions of {env.path}: a crash would leave URLs "
                        "it calls seen outside the frontier (give it that environment)")
 
+    def figures(self) -> dict:
+        """The table's own figures for the operator's console (:mod:`pycrawler.console`), read
+        from what it keeps anyway, without a scan: ``{}`` for a table that has none to show."""
+        return {}
+
     # -- life cycle --------------------------------------------------------------------------
     @abstractmethod
     def close(self) -> None:

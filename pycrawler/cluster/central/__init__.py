@@ -179,6 +179,11 @@ class CentralExchange:
     def earlier_fetches(self, urls: Sequence[str]) -> np.ndarray:
         return np.empty(0, dtype=np.uint64)  # see `fetched`
 
+    @property
+    def traffic(self) -> dict[str, int]:
+        """This worker's link traffic since the exchange opened (its local host's counts)."""
+        return self.local.stats
+
     def report(self, fetched: int, pending: int, idle: bool) -> bool:
         """Keep this worker's figures for the next heartbeat; True once every live worker is idle
         and no frame, pool entry or allocated URL is anywhere in Redis."""

@@ -14,6 +14,15 @@ function bytes(n) {
 }
 
 function setText(id, value) { $(id).textContent = value; }
+function percent(share) { return (100 * share).toFixed(share < 0.1 ? 1 : 0) + "%"; }
+function seconds(s) { return s < 10 ? s.toFixed(2) + " s" : Math.round(s) + " s"; }
+// A queue's next fetch, relative to the browser's clock (the console's own, on loopback): a wait
+// of a few milliseconds may have ended by the time the page draws it.
+function nextFetch(epoch) {
+  if (epoch === null) return "-";
+  const left = epoch - Date.now() / 1000;
+  return left > 0.005 ? "in " + seconds(left) : "now";
+}
 
 // The token: from the address's #token=... (never sent to the server) or typed in; kept for the tab.
 function token() { return $("token").value.trim(); }
@@ -102,13 +111,38 @@ function showFigures(f) {
   }
   if (f.seen_table) {
     const s = f.seen_table, lookups = s.cache_hits + s.cache_misses;
-    setText("url-cache", s.url_cache ? `${(100 * s.cache_hits / Math.max(lookups, 1)).toFixed(0)}%` : "none");
+    setText("url-cache", s.url_cache ? percent(s.cache_hits / Math.max(lookups, 1)) : "none");
     setText("seen-kind", s.kind || "-");
+    $("drum-tile").hidden = !s.drum;
+    if (s.drum) {
+      setText("drum-rounds", number.format(s.drum.rounds));
+      setText("drum-seconds", seconds(s.drum.merge_seconds));
+      setText("drum-last", seconds(s.drum.last_round_seconds));
+    }
+    $("bloom-tile").hidden = !s.bloom;
+    if (s.bloom) {
+      setText("bloom-fill", percent(s.bloom.fill));
+      setText("bloom-fpr", s.bloom.false_positive_rate.toExponential(1));
+      setText("bloom-target", s.bloom.target_false_positive_rate.toExponential(1));
+    }
   }
+  table("robots", ["robots.txt", "hosts"], Object.entries(f.robots || {}).map(([s, n]) => [s, number.format(n)]));
   table("codes", ["code", "count"], Object.entries(f.codes).map(([c, n]) => [c, number.format(n)]));
   table("mime", ["MIME type", "count"], Object.entries(f.mime).map(([m, n]) => [m, number.format(n)]));
   charts.recent.setData(f.history.recent);
   charts.whole.setData(f.history.whole);
+}
+
+function showCluster(c) {
+  $("cluster").hidden = !c;
+  if (!c) return;
+  setText("cluster-name", c.name);
+  setText("cluster-members", c.unreachable ? "? (Redis unreachable)" : c.members.length);
+  setText("cluster-worker", c.worker);
+  const figure = (w, name) => name in w ? number.format(w[name]) : "-";
+  table("cluster-workers", ["worker", "hosts", "pages", "pending", "links sent", "received", "forwarded", "lease"],
+        c.workers.map((w) => [w.worker, figure(w, "hosts"), figure(w, "pages"), figure(w, "pending"),
+                              figure(w, "sent"), figure(w, "received"), figure(w, "forwarded"), w.lease + " s"]));
 }
 
 async function pollReports() {
@@ -116,11 +150,14 @@ async function pollReports() {
     const frontier = await getJSON("api/frontier?top=15");
     table("queue-states", ["state", "queues", "URLs"],
           Object.entries(frontier.by_state).map(([s, e]) => [s, number.format(e.queues), number.format(e.urls)]));
-    table("largest", ["queue", "state", "pending", "fetched"],
-          frontier.largest.map((q) => [q.queue, q.state, number.format(q.pending), number.format(q.fetched)]));
+    table("largest", ["queue", "state", "pending", "fetched", "next fetch"],
+          frontier.largest.map((q) => [q.queue, q.state, number.format(q.pending), number.format(q.fetched),
+                                       nextFetch(q.next_fetch)]));
     const hosts = await getJSON("api/hosts?limit=15");
-    table("hosts", ["host", "fetched", "errors", "bytes", "precluded"],
-          hosts.map((h) => [h.host, number.format(h.fetched), number.format(h.errors), bytes(h.bytes), h.precluded]));
+    table("hosts", ["host", "fetched", "errors", "bytes", "precluded", "robots.txt"],
+          hosts.map((h) => [h.host, number.format(h.fetched), number.format(h.errors), bytes(h.bytes), h.precluded,
+                            h.robots === null ? "-" : `${h.robots} (${h.robots_code})`]));
+    showCluster(await getJSON("api/cluster"));
     const filter = encodeURIComponent($("log-filter").value);
     $("log").textContent = (await getJSON(`api/log?limit=40&contains=${filter}`)).join("\n");
   } catch (error) {

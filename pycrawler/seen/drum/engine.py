@@ -82,6 +82,7 @@ class Drum:
         self._sync_files = durability == "sync"
         self.merges = 0  # bucket merges done (for statistics and tests)
         self.rounds = 0  # merge rounds (every bucket merged in key order) done
+        self.last_round_s = 0.0  # wall seconds the last merge round took
         # wall seconds in each step of DRUM's own work, for timings()
         self._seconds = {"spill_s": 0.0, "bucket_read_s": 0.0, "merge_call_s": 0.0, "dispatch_s": 0.0}
         self.closed = False
@@ -156,6 +157,16 @@ class Drum:
         for name, value in java.items():
             figures[name.replace("_nanos", "_s")] = value / 1e9 if name.endswith("_nanos") else value
         return figures
+
+    def figures(self) -> dict[str, float | int]:
+        """What the operator's console shows of DRUM, from counters it keeps in Python (no call
+        into the repository): keys merged into the repository, merge rounds and bucket merges
+        done since the open, the wall seconds merges took (bucket reads, the repository's merge
+        calls, dispatching the outcomes) and the last round's."""
+        seconds = self._seconds
+        return {"keys": self._keys, "rounds": self.rounds, "merges": self.merges,
+                "merge_seconds": seconds["bucket_read_s"] + seconds["merge_call_s"] + seconds["dispatch_s"],
+                "last_round_seconds": self.last_round_s}
 
     def count(self) -> int:
         """Keys in the repository (merged operations only; reads every block)."""
@@ -247,13 +258,14 @@ class Drum:
     # -- merge ---------------------------------------------------------------------------
     def _merge_all(self, txn=None) -> None:
         """Merge every bucket, lowest key range first: one ordered walk of the repository."""
-        merged = self.merges
+        merged, started = self.merges, time.perf_counter()
         for b in range(self.num_buckets):
             self._spill(b)
             if self._disk[b].size:
                 self._merge(b, txn)
         if self.merges > merged:
             self.rounds += 1
+            self.last_round_s = time.perf_counter() - started
             failpoints.hit("drum.round.merged")
 
     def _merge(self, b: int, txn=None) -> None:

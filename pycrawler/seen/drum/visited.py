@@ -150,6 +150,9 @@ class DrumVisited(Visited):
     def __len__(self) -> int:
         return self.drum.count()
 
+    def figures(self) -> dict:
+        return self.drum.figures()
+
     def close(self) -> None:
         self.drum.close()
 

@@ -210,6 +210,18 @@ def test_close_delivers_what_is_queued_and_may_be_called_again(subject):
     assert results(heard) == sorted([(5, "x", True), (6, "y", True), (5, "z", False)], key=repr)
 
 
+def test_figures_are_numbers_read_without_changing_the_table_and_a_wrapper_shows_its_tables(subject):
+    subject.add_batch([31, 32])
+    subject.flush()
+    figures = subject.table.figures()
+    assert all(isinstance(value, int | float) for value in figures.values()), figures
+    inner = getattr(subject.table, "table", subject.table)  # a URL cache's or a mark log's table
+    assert inner.figures() == figures
+    if isinstance(inner, BloomFilter | DrumVisited):
+        assert figures  # the console shows them, bound or behind a cache
+    assert subject.table.contains_many([31, 32, 33]).tolist() == [True, True, False]
+
+
 # -- bound to an environment --------------------------------------------------------------------
 
 def test_binding_gives_a_table_in_the_environments_transactions_or_refuses_an_asynchronous_one(subject, tmp_path):

@@ -12,7 +12,7 @@ in the frontier, in process included; ``done + pending`` are the URLs known), ``
 ``flushes``, ``flush_s`` (seconds spent committing), ``je_cache_misses``, ``je_cache_bytes``
 and ``je_cache_max_bytes`` (:meth:`pycrawler.store.Environment.cache_stats`), ``je_log_bytes``;
 and what may slow the crawl from beside it, for a benchmark to name the cause of a dip:
-``je_cleaner_runs`` and ``je_checkpoints`` (:meth:`pycrawler.store.Environment.background_stats`),
+``drum_merge_s`` (seconds of DRUM's merges, from the seen table's figures), ``je_cleaner_runs`` and ``je_checkpoints`` (:meth:`pycrawler.store.Environment.background_stats`),
 ``jvm_gc_s`` (the JVM's collectors) and ``py_gc_s`` (Python's collector, timed by a
 ``gc.callbacks`` hook while the log is open).
 """
@@ -76,6 +76,7 @@ class StatsLog:
                 "je_cache_misses": je["cache_misses"], "je_cache_bytes": je["cache_bytes"],
                 "je_cache_max_bytes": je["cache_max_bytes"],
                 "je_cleaner_runs": je["cleaner_runs"], "je_checkpoints": je["checkpoints"],
+                "drum_merge_s": round(crawler.visited.figures().get("merge_seconds", 0.0), 3),
                 "jvm_gc_s": round(jvm.gc_seconds(), 3), "py_gc_s": round(self.gc_seconds, 3),
                 "je_log_bytes": sum(f.stat().st_size for f in self.state.glob("*.jdb"))}
         self._file.write(json.dumps(line) + "\n")

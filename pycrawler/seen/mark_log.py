@@ -91,6 +91,9 @@ class MarkLog(SynchronousVisited):
     def joins_transactions_of(self, env) -> bool:
         return env is self.env
 
+    def figures(self) -> dict:
+        return self.table.figures()
+
     def __len__(self) -> int:
         return len(self.table)
 

@@ -20,7 +20,7 @@ import pytest
 from pycrawler.errors import BadInput
 from pycrawler.store import Environment
 from pycrawler.store.catalog import ClassCatalog, NoCatalog, next_class_id
-from pycrawler.store.serial import (
+from pycrawler.store.serial.decoder import (
     DATE_CLASS, STRING_ARRAY_CLASS, TIMESTAMP_CLASS, BlockData, CatalogMissing, JavaObject, JavaTimestamp,
     SerialDecoder, NOT_SERIAL, SerialEncoder, catalog_decoder, decode_stream, descriptor_bytes, java_class,
 )

@@ -129,7 +129,7 @@ def _serial_decoder(env, catalog: str | None):
     ``catalog``, or the store's own (found by its name or its content); without one, a
     decoder of the values that need no catalog (strings, nulls), which says why it cannot
     decode the others."""
-    from ..store import serial
+    from ..store.serial import decoder as serial
     from ..store.catalog import NoCatalog
 
     return serial.catalog_decoder(env, catalog) or serial.SerialDecoder(NoCatalog())
@@ -150,7 +150,7 @@ def _decoder(name: str, serial_decoder):
     """bytes -> JSON-ready value for the binding ``name`` (``auto``: serial-bound, or a whole
     Java serialization stream; else 4 or 8 bytes that are not text as an integer; else UTF-8
     text); raises _Undecodable, with the reason, for bytes it cannot show as a value."""
-    from ..store import serial
+    from ..store.serial import decoder as serial
     from ..store.bindings import fixed_width_integer
 
     if name != AUTO:

@@ -21,7 +21,7 @@ import struct
 from typing import Any
 
 from ..errors import BadInput, SetupError
-from ..store.serial import BlockData, JavaObject, decode_modified_utf8
+from ..store.serial.decoder import BlockData, JavaObject, decode_modified_utf8
 
 H1_CRAWL_URI = "org.archive.crawler.datamodel.CrawlURI"
 H1_CANDIDATE_URI = "org.archive.crawler.datamodel.CandidateURI"

@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 
 from ..errors import BadInput
-from .serial import (MAX_CLASS_ID_BYTES, STREAM_HEADER, TC_CLASSDESC, CatalogMissing, ClassDesc,
+from .serial.decoder import (MAX_CLASS_ID_BYTES, STREAM_HEADER, TC_CLASSDESC, CatalogMissing, ClassDesc,
                      decode_modified_utf8, decode_stream, descriptor_bytes, encode_modified_utf8)
 
 LAST_CLASS_ID_KEY = b"\x00"

@@ -38,7 +38,7 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
-from ..errors import BadInput
+from ...errors import BadInput
 
 # -- the stream protocol's constants (java.io.ObjectStreamConstants) ------------------------
 STREAM_HEADER = b"\xac\xed\x00\x05"
@@ -618,7 +618,7 @@ def catalog_decoder(env, name: str | None = None) -> SerialDecoder | None:
     """A decoder through the class catalog database ``name`` of ``env`` (BadInput when it
     holds no catalog); None: through the catalog the environment has, found by its name or
     its content (see :meth:`ClassCatalog.find`), or None when it has none."""
-    from .catalog import ClassCatalog
+    from ..catalog import ClassCatalog
 
     catalog = ClassCatalog.find(env) if name is None else ClassCatalog.named(env, name)
     return None if catalog is None else SerialDecoder(catalog)

@@ -261,7 +261,7 @@ def test_a_closed_filter_refuses_work():
 
 
 def test_a_bloom_file_bound_to_an_environment_marks_only_what_was_committed(tmp_path, env):
-    from pycrawler.seen.mark_log import MarkLog
+    from pycrawler.seen.synchronous import MarkLog
 
     bloom = BloomFilter.create(tmp_path / "seen.bloom", capacity=1000, fpr=1e-6)
     bound = bloom.bound_to(env)
@@ -279,7 +279,7 @@ def test_a_bloom_file_bound_to_an_environment_marks_only_what_was_committed(tmp_
 
 
 def test_marks_committed_but_not_yet_in_the_bloom_file_are_replayed_when_bound_again(tmp_path, env):
-    from pycrawler.seen.mark_log import LOG_DATABASE, MarkLog
+    from pycrawler.seen.synchronous import LOG_DATABASE, MarkLog
 
     keys = np.array([11, 12, 13], dtype=np.uint64)
     log = env.open_database(LOG_DATABASE, create=True)

@@ -16,7 +16,7 @@ from pycrawler.frontier.layouts import open_frontier
 from pycrawler.records.crawl_url import CrawlUrl, encode, to_dict
 from pycrawler.store import Environment
 from pycrawler.store.catalog import ClassCatalog
-from pycrawler.store.serial import SerialEncoder, java_class
+from pycrawler.store.serial.encoder import SerialEncoder, java_class
 
 
 def java_put(path, records) -> None:

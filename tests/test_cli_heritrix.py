@@ -94,7 +94,7 @@ def test_a_crawl_uri_without_write_object_of_its_own_exports_and_imports(tmp_pat
     from pycrawler.heritrix.pending import H1_CRAWL_URI
     from pycrawler.heritrix.state import HeritrixState
     from pycrawler.store.catalog import ClassCatalog
-    from pycrawler.store.serial import SC_WRITE_METHOD
+    from pycrawler.store.serial.stream import SC_WRITE_METHOD
 
     state = tmp_path / "early" / "state"
     write_h1(state, URLS, SEEN, early_classes=early_crawl_uri(tmp_path / "classes"))

@@ -98,7 +98,7 @@ def test_dump_jsonl_decodes_with_bindings_keeps_raw_hex_and_changes_nothing(copi
 
 def test_dump_auto_decodes_serial_bound_records_through_the_class_catalog(tmp_path):
     from pycrawler.store.catalog import ClassCatalog
-    from pycrawler.store.serial import SerialEncoder, java_class
+    from pycrawler.store.serial.encoder import SerialEncoder, java_class
 
     page = java_class("Page", 1, [("url", "java.lang.String"), ("hits", "int")])
     with Environment(tmp_path / "book", create=True) as env:
@@ -150,7 +150,8 @@ def test_dump_writes_a_lone_surrogate_as_a_json_escape_so_lines_stay_valid_utf8(
 def test_dump_without_the_class_catalog_says_why_values_cannot_be_decoded(tmp_path):
     """The URL database moved alone (dbdump, then load into a new environment): its
     serialized String keys need no catalog, its CrawlUrl values do."""
-    from pycrawler.store.serial import STREAM_HEADER, SerialEncoder
+    from pycrawler.store.serial.encoder import SerialEncoder
+    from pycrawler.store.serial.stream import STREAM_HEADER
 
     book_store(tmp_path / "book")
     moved = pycrawler("store", "dump", tmp_path / "book", "--db", "URL", "--format", "dbdump",
@@ -193,7 +194,7 @@ def test_dump_writes_a_cyclic_object_graph_with_references_for_its_back_edges(tm
 
 def test_dump_finds_a_class_catalog_of_any_name_or_takes_the_one_named(tmp_path):
     from pycrawler.store.catalog import ClassCatalog
-    from pycrawler.store.serial import SerialEncoder, java_class
+    from pycrawler.store.serial.encoder import SerialEncoder, java_class
 
     page = java_class("Page", 1, [("url", "java.lang.String")])
     with Environment(tmp_path / "env", create=True) as env:

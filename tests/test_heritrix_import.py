@@ -22,7 +22,8 @@ from pycrawler.frontier.assignment import get_assignment
 from pycrawler.frontier.politeness import Outcome, Politeness
 from pycrawler.frontier.pending_records import HIGH, HIGHEST, NORMAL, decode_key
 from pycrawler.frontier.workqueues import WorkQueueFrontier
-from pycrawler.heritrix.migrate import detect_queue_policy, heritrix_keys
+from pycrawler.heritrix.migrate import heritrix_keys
+from pycrawler.heritrix.queue_policy import detect_queue_policy
 from pycrawler.keys import fingerprints64
 from pycrawler.records.crawl_url import CrawlUrl, encode
 from pycrawler.seen.exact import ExactVisited

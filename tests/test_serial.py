@@ -19,11 +19,11 @@ import pytest
 
 from pycrawler.errors import BadInput
 from pycrawler.store import Environment
-from pycrawler.store.catalog import ClassCatalog, NoCatalog, next_class_id
-from pycrawler.store.serial import (
-    DATE_CLASS, STRING_ARRAY_CLASS, TIMESTAMP_CLASS, BlockData, CatalogMissing, JavaObject, JavaTimestamp,
-    SerialDecoder, NOT_SERIAL, SerialEncoder, catalog_decoder, decode_stream, descriptor_bytes, java_class,
-)
+from pycrawler.store.catalog import ClassCatalog, NoCatalog, catalog_decoder, next_class_id
+from pycrawler.store.serial.decoder import NOT_SERIAL, SerialDecoder, decode_stream
+from pycrawler.store.serial.encoder import (DATE_CLASS, STRING_ARRAY_CLASS, TIMESTAMP_CLASS, SerialEncoder,
+                                            descriptor_bytes, java_class)
+from pycrawler.store.serial.stream import BlockData, CatalogMissing, JavaObject, JavaTimestamp
 
 FIXTURES = "org.pycrawler.bridge.fixtures."
 UTC = UTC

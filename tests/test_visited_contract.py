@@ -22,7 +22,7 @@ from pycrawler.seen import BloomFilter, ExactVisited, SynchronousVisited, Visite
 from pycrawler.seen.cache import ClockCache
 from pycrawler.seen.cached import cached
 from pycrawler.seen.drum import DrumVisited
-from pycrawler.seen.mark_log import MarkLog
+from pycrawler.seen.synchronous import MarkLog
 
 
 @dataclasses.dataclass

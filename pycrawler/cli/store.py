@@ -129,10 +129,10 @@ def _serial_decoder(env, catalog: str | None):
     ``catalog``, or the store's own (found by its name or its content); without one, a
     decoder of the values that need no catalog (strings, nulls), which says why it cannot
     decode the others."""
-    from ..store import serial
-    from ..store.catalog import NoCatalog
+    from ..store.catalog import NoCatalog, catalog_decoder
+    from ..store.serial.decoder import SerialDecoder
 
-    return serial.catalog_decoder(env, catalog) or serial.SerialDecoder(NoCatalog())
+    return catalog_decoder(env, catalog) or SerialDecoder(NoCatalog())
 
 
 class _Undecodable(Exception):
@@ -150,8 +150,9 @@ def _decoder(name: str, serial_decoder):
     """bytes -> JSON-ready value for the binding ``name`` (``auto``: serial-bound, or a whole
     Java serialization stream; else 4 or 8 bytes that are not text as an integer; else UTF-8
     text); raises _Undecodable, with the reason, for bytes it cannot show as a value."""
-    from ..store import serial
     from ..store.bindings import fixed_width_integer
+    from ..store.serial.decoder import decode_stream
+    from ..store.serial.stream import STREAM_HEADER, CatalogMissing
 
     if name != AUTO:
         from ..store.bindings import get_binding
@@ -165,10 +166,10 @@ def _decoder(name: str, serial_decoder):
 
     def auto(data: bytes):
         try:
-            if data[:4] == serial.STREAM_HEADER:  # a whole ObjectOutputStream: its classes inline
-                return serial.decode_stream(data)
+            if data[:4] == STREAM_HEADER:  # a whole ObjectOutputStream: its classes inline
+                return decode_stream(data)
             return serial_decoder.decode(data)
-        except serial.CatalogMissing as exc:
+        except CatalogMissing as exc:
             raise _Undecodable(str(exc)) from None
         except BadInput as not_serial:
             number = fixed_width_integer(data)

@@ -80,7 +80,7 @@ def bkdr_hashes(texts: Sequence[str]) -> np.ndarray:
     from .bkdr_kernel import bkdr_packed
 
     out = np.empty(len(texts), dtype=np.uint32)
-    bkdr_packed(*packed_utf8(texts), out)
+    bkdr_packed(*packed_utf8(texts), BKDR_SEED, out)
     return out
 
 

@@ -29,7 +29,9 @@ from ..errors import BadInput
 from ..records.crawl_url import INT_MAX, INT_MIN, CrawlUrl
 from ..store import Environment
 from ..store.catalog import ClassCatalog
-from ..store.serial import BlockData, JavaObject, JavaTimestamp, SerialDecoder, SerialEncoder, java_class
+from ..store.serial.decoder import SerialDecoder
+from ..store.serial.encoder import SerialEncoder, java_class
+from ..store.serial.stream import BlockData, JavaObject, JavaTimestamp
 from .todo import JeFrontier, require_url, sorted_entry_chunks
 
 CATALOG_DATABASE = "java_class_catalog"

@@ -21,7 +21,8 @@ from ..errors import BadInput
 from ..keys.canon import Canonicalizer
 from ..keys.schemes import SeenKeyScheme
 from ..records.crawl_url import CrawlUrl, _read_string, encode
-from ..seen.protocol import SynchronousVisited, Visited, as_keys
+from ..seen.protocol import Visited, as_keys
+from ..seen.synchronous import SynchronousVisited
 from ..store.packing import pack, unpack
 from .handout_path import HandOut
 from .pending_records import (DEFAULT_PRECEDENCE, MAX_PRECEDENCE, NORMAL, ORDINAL_LIMIT, encode_entries, pending_key,

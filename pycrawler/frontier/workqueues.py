@@ -87,7 +87,8 @@ from ..errors import BadInput
 from ..keys.canon import Canonicalizer, get_canonicalizer
 from ..keys.schemes import DEFAULT_SEEN_KEY, SeenKeyScheme, get_seen_key_scheme
 from ..records.crawl_url import CrawlUrl
-from ..seen.protocol import SynchronousVisited, Visited
+from ..seen.protocol import Visited
+from ..seen.synchronous import SynchronousVisited
 from ..store import Environment
 from ..store.packing import pack
 from .assignment import QueueAssignment, get_assignment

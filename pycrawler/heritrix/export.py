@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 
 from ..errors import BadInput
 from ..progress import meter
-from ..store.serial import catalog_decoder
+from ..store.catalog import catalog_decoder
 from .pending import KryoDecoder, cap_queue, h1_crawl_uri, is_cap, is_cap_key, key_fields, parse_key
 from .state import HeritrixState
 

@@ -21,7 +21,7 @@
 
 **Queues.** Politeness needs one site in one queue, imported URLs and new links alike. So
 every imported URL is assigned by the policy the crawl continues with; by default that is the
-policy Heritrix used, detected from its class keys (:func:`detect_queue_policy`), whose keys
+policy Heritrix used, detected from its class keys (:mod:`.queue_policy`), whose keys
 pycrawler reproduces (``heritrix-host``, ``surt``): the queues come over unchanged. URLs whose
 Heritrix key the policy does not reproduce (Heritrix 3's ``+N`` parallel queues, another
 ``--queue-policy``) join the queue the continuing policy gives them, still in Heritrix's order
@@ -50,7 +50,9 @@ from ..keys.heritrix_canon import canonicalize_many
 from ..keys.heritrix_fp import create_keys
 from ..records.crawl_url import encode_many
 from .export import DECODE_BATCH, pending_urls, value_decoder
-from .pending import KRYO_NEEDS, cap_queue, is_cap_key, parse_key
+from .pending import KRYO_NEEDS
+from .queue_policy import detect_queue_policy, heritrix_class_keys
+from .recovered import recover_from_log
 from .state import HeritrixState
 
 SEEN_KEY = "heritrix"
@@ -60,22 +62,6 @@ MANIFEST = "heritrix-import.json"
 def heritrix_keys(urls: list[str], *, canonical: bool = True) -> np.ndarray:
     """The keys Heritrix (and an imported seen table) holds for these URLs."""
     return create_keys(canonicalize_many(urls) if canonical else urls)
-
-
-def detect_queue_policy(class_keys: list[str]) -> str:
-    """The pycrawler policy that reproduces the class keys of Heritrix's queues: ``surt`` when
-    they are SURT authorities (``com,example,www,``), else ``heritrix-host`` (Heritrix's
-    default ``HostnameQueueAssignmentPolicy``)."""
-    surt_like = sum(1 for key in class_keys if key.partition("#")[0].partition("@")[0].endswith(","))
-    return "surt" if class_keys and surt_like * 2 >= len(class_keys) else "heritrix-host"
-
-
-def heritrix_class_keys(state: HeritrixState) -> list[str]:
-    """The class keys of the state's queues (read from the keys of ``pending``)."""
-    keys: dict[str, None] = {}
-    for key, _ in state.pending_records(keys_only=True):
-        keys.setdefault(cap_queue(key) if is_cap_key(key) else parse_key(key).queue)
-    return list(keys)
 
 
 def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", queue_policy: str | None = None,
@@ -90,8 +76,6 @@ def import_state(state: HeritrixState, into: Path, *, seen_table: str = "drum", 
     into = require_empty_target(into, seen_table)
     recovered = journal_summary = None
     if recover_log is not None:
-        from .recovered import recover_from_log
-
         journal, recovered = recover_from_log(state, recover_log, progress=progress)
         journal_summary = {**journal.summary(), **recovered.summary()}
         detected = recovered.policy

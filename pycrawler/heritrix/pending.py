@@ -8,7 +8,7 @@ Heritrix would hand URLs out. An empty value under ``classKey + 0x00`` is the qu
 record, which marks where the queue begins.
 
 Values: Heritrix 1 stores ``SerialBinding<CrawlURI>`` through the ``classCatalog`` database;
-they are decoded here from the catalog's descriptors (:mod:`pycrawler.store.serial`), never by
+they are decoded here from the catalog's descriptors (:mod:`pycrawler.store.serial.decoder`), never by
 loading a Heritrix class. Heritrix 3 stores Kryo-encoded ``CrawlURI``s, which only Heritrix's
 own classes can read: with the user's Heritrix ``lib/`` on ``PYCRAWLER_CLASSPATH`` they are
 decoded through ``org.archive.bdb.KryoBinding`` (:class:`KryoDecoder`), a batch per call.
@@ -21,7 +21,8 @@ import struct
 from typing import Any
 
 from ..errors import BadInput, SetupError
-from ..store.serial import BlockData, JavaObject, decode_modified_utf8
+from ..store.serial.modified_utf8 import decode_modified_utf8
+from ..store.serial.stream import BlockData, JavaObject
 
 H1_CRAWL_URI = "org.archive.crawler.datamodel.CrawlURI"
 H1_CANDIDATE_URI = "org.archive.crawler.datamodel.CandidateURI"

@@ -55,6 +55,7 @@ import numpy as np
 from ..errors import BadInput
 from .journal import Pending, PendingURLs, Replay, replay_path
 from .pending import is_cap_key, parse_key
+from .queue_policy import detect_queue_policy
 from .state import PENDING, HeritrixState
 
 PARALLEL_SUFFIX = re.compile(r"\+\d+$")
@@ -258,7 +259,6 @@ def recover_pending(state: HeritrixState, journal: Replay) -> Recovered:
     within it, URLs in journal order) over the queues whose counts agree, the two line up
     one to one."""
     from ..frontier.assignment import get_assignment
-    from .migrate import detect_queue_policy
 
     queues = QueueNames()
     keys = PendingKeys.read(state, queues)

@@ -486,8 +486,8 @@ def _checkpoint(found: Survivors, *, covered: bool) -> tuple[np.ndarray, list[Pe
     import numpy as np
 
     from .export import pending_urls, value_decoder
-    from .migrate import detect_queue_policy, heritrix_class_keys
     from .pending import KRYO_NEEDS
+    from .queue_policy import detect_queue_policy, heritrix_class_keys
     from .state import HeritrixState
 
     with HeritrixState.open(found.state, checkpoint=found.checkpoint) as state:

@@ -47,6 +47,8 @@ from ..gc_pause import gc_paused
 from ..store.bindings import Binding, register_binding
 from ..store.packing import pack
 from ..store.tuple import NULL_STRING, TupleFormatError, java_utf, java_utf_decode
+from .crawl_url_layout import (INT_BIAS, LONG_BIAS, SCAN_BAD_VERSION, SCAN_OK, SCAN_TRAILING,
+                               SCAN_TRUNCATED)
 
 FORMAT_VERSION = 1
 """The version :func:`encode` writes, and the newest :func:`decode` reads."""
@@ -84,14 +86,12 @@ _INT_FIELDS = ("url_no", "status_code", "hit_num", "weight", "file_size", "layer
 _STRING_FIELDS = ("ori_url", "url", "char_set", "abstract_text", "author", "description", "title", "type")
 
 _HEADER = bytes((FORMAT_VERSION,))
-_BIAS = 1 << 31   # JE's int: two's complement with the sign bit flipped = value + 2**31, unsigned
-_LONG_BIAS = 1 << 63
 _INT = struct.Struct(">I")
 _INT3 = struct.Struct(">III")
 _ABSENT, _PRESENT = b"\x00", b"\x01"
 _TIMESTAMP = struct.Struct(">cQI")
 _DATE = struct.Struct(">cQ")
-_NO_REFERENCES = _INT.pack(-1 + _BIAS)
+_NO_REFERENCES = _INT.pack(-1 + INT_BIAS)
 
 
 # -- encoding -------------------------------------------------------------------------------------
@@ -109,12 +109,12 @@ def _timestamp(nanos: int | None) -> bytes:
     if nanos is None:
         return _ABSENT
     seconds, fraction = divmod(nanos, _NANOS_PER_SECOND)
-    return _TIMESTAMP.pack(_PRESENT, seconds * 1000 + fraction // _NANOS_PER_MILLI + _LONG_BIAS,
-                           fraction + _BIAS)
+    return _TIMESTAMP.pack(_PRESENT, seconds * 1000 + fraction // _NANOS_PER_MILLI + LONG_BIAS,
+                           fraction + INT_BIAS)
 
 
 def _date(millis: int | None) -> bytes:
-    return _ABSENT if millis is None else _DATE.pack(_PRESENT, millis + _LONG_BIAS)
+    return _ABSENT if millis is None else _DATE.pack(_PRESENT, millis + LONG_BIAS)
 
 
 def _references(refs: Sequence[str | None] | None) -> bytes:
@@ -122,7 +122,7 @@ def _references(refs: Sequence[str | None] | None) -> bytes:
         return _NO_REFERENCES
     if isinstance(refs, (str, bytes)):  # a lone URL would otherwise become one string per character
         raise TypeError("url_references needs a list")
-    return _INT.pack(len(refs) + _BIAS) + b"".join(map(_string, refs))
+    return _INT.pack(len(refs) + INT_BIAS) + b"".join(map(_string, refs))
 
 
 def _parts(c: CrawlUrl) -> tuple:
@@ -131,14 +131,14 @@ def _parts(c: CrawlUrl) -> tuple:
     string = _string
     return (
         _HEADER, string(c.ori_url), string(c.url),
-        _INT3.pack(c.url_no + _BIAS, c.status_code + _BIAS, c.hit_num + _BIAS),
+        _INT3.pack(c.url_no + INT_BIAS, c.status_code + INT_BIAS, c.hit_num + INT_BIAS),
         string(c.char_set), string(c.abstract_text), string(c.author),
-        _INT.pack(c.weight + _BIAS), string(c.description), _INT.pack(c.file_size + _BIAS),
+        _INT.pack(c.weight + INT_BIAS), string(c.description), _INT.pack(c.file_size + INT_BIAS),
         _ABSENT if c.last_update_time is None else _timestamp(c.last_update_time),
         _ABSENT if c.time_to_live is None else _date(c.time_to_live),
         string(c.title), string(c.type),
         _NO_REFERENCES if c.url_references is None else _references(c.url_references),
-        _INT.pack(c.layer + _BIAS),
+        _INT.pack(c.layer + INT_BIAS),
     )
 
 
@@ -206,7 +206,6 @@ decode a few records at a time, as a crawl's frontier does."""
 
 _TEXT_FIELDS = 8      # ori_url, url, char_set, abstract_text, author, description, title, type
 _INT_COLUMNS = 6      # url_no, status_code, hit_num, weight, file_size, layer
-_OK, _BAD_VERSION, _TRUNCATED, _TRAILING = 0, 1, 2, 3
 
 
 def _read_string(data: bytes, pos: int) -> tuple[str | None, int]:
@@ -218,11 +217,11 @@ def _read_string(data: bytes, pos: int) -> tuple[str | None, int]:
 
 
 def _scan_error(data: bytes, start: int, end: int, code: int, pos: int) -> TupleFormatError:
-    if code == _BAD_VERSION:
+    if code == SCAN_BAD_VERSION:
         version = data[start] if end > start else "missing"
         return TupleFormatError(f"CrawlUrl record has format version {version}; "
                                 f"this build reads versions 1 to {FORMAT_VERSION}")
-    if code == _TRAILING:
+    if code == SCAN_TRAILING:
         return TupleFormatError(f"CrawlUrl record has {end - pos} bytes after its last field")
     return TupleFormatError(f"CrawlUrl record of {end - start} bytes is damaged: a field is truncated "
                             "or a string has no terminating zero")
@@ -271,7 +270,7 @@ def decode_packed(data, offsets) -> list[CrawlUrl]:
 def _decode_record(data: bytes) -> CrawlUrl:
     """One record, field by field (the small-batch path of :func:`decode_packed`)."""
     if not data or data[0] != FORMAT_VERSION:
-        raise _scan_error(data, 0, len(data), _BAD_VERSION, 0)
+        raise _scan_error(data, 0, len(data), SCAN_BAD_VERSION, 0)
     read_string, unpack_int = _read_string, _INT.unpack_from
     pos = 1
     try:
@@ -287,11 +286,11 @@ def _decode_record(data: bytes) -> CrawlUrl:
         pos += 4
         stamp = _TIMESTAMP.unpack_from(data, pos) if data[pos] else None
         pos += _TIMESTAMP.size if stamp else 1
-        time_to_live = _DATE.unpack_from(data, pos)[1] - _LONG_BIAS if data[pos] else None
+        time_to_live = _DATE.unpack_from(data, pos)[1] - LONG_BIAS if data[pos] else None
         pos += _DATE.size if time_to_live is not None else 1
         title, pos = read_string(data, pos)
         type_, pos = read_string(data, pos)
-        count = unpack_int(data, pos)[0] - _BIAS
+        count = unpack_int(data, pos)[0] - INT_BIAS
         pos += 4
         url_references = None if count < 0 else []
         for _ in range(count):
@@ -302,13 +301,13 @@ def _decode_record(data: bytes) -> CrawlUrl:
     except TupleFormatError:  # a string that is not JE's UTF, as the scan path reports it
         raise
     except (IndexError, ValueError, struct.error):
-        raise _scan_error(data, 0, len(data), _TRUNCATED, pos) from None
+        raise _scan_error(data, 0, len(data), SCAN_TRUNCATED, pos) from None
     if pos != len(data):
-        raise _scan_error(data, 0, len(data), _TRAILING, pos)
-    last_update_time = None if stamp is None else _timestamp_nanos(stamp[1] - _LONG_BIAS, stamp[2] - _BIAS)
-    return CrawlUrl(ori_url, url, url_no - _BIAS, status_code - _BIAS, hit_num - _BIAS, char_set,
-                    abstract_text, author, weight - _BIAS, description, file_size - _BIAS,
-                    last_update_time, time_to_live, title, type_, url_references, layer - _BIAS)
+        raise _scan_error(data, 0, len(data), SCAN_TRAILING, pos)
+    last_update_time = None if stamp is None else _timestamp_nanos(stamp[1] - LONG_BIAS, stamp[2] - INT_BIAS)
+    return CrawlUrl(ori_url, url, url_no - INT_BIAS, status_code - INT_BIAS, hit_num - INT_BIAS, char_set,
+                    abstract_text, author, weight - INT_BIAS, description, file_size - INT_BIAS,
+                    last_update_time, time_to_live, title, type_, url_references, layer - INT_BIAS)
 
 
 def _decode_scanned(data: bytes, bounds: np.ndarray, n: int) -> list[CrawlUrl]:
@@ -322,7 +321,7 @@ def _decode_scanned(data: bytes, bounds: np.ndarray, n: int) -> list[CrawlUrl]:
     refs = np.full((n, 2), -1, dtype=np.int64)
     status = np.zeros((n, 2), dtype=np.int64)
     scan(np.frombuffer(data, dtype=np.uint8), bounds, starts, ends, ints, times, refs, status)
-    bad = np.flatnonzero(status[:, 0])
+    bad = np.flatnonzero(status[:, 0] != SCAN_OK)
     if len(bad):
         r = int(bad[0])
         raise _scan_error(data, int(bounds[r]), int(bounds[r + 1]), int(status[r, 0]), int(status[r, 1]))

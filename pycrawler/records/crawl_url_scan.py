@@ -8,13 +8,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .crawl_url import _BAD_VERSION, _BIAS, _LONG_BIAS, _OK, _TRAILING, _TRUNCATED
+from .crawl_url_layout import INT_BIAS, LONG_BIAS, SCAN_BAD_VERSION, SCAN_OK, SCAN_TRAILING, SCAN_TRUNCATED
 
 
 @numba.njit(cache=True, inline="always")
 def _int32_at(data, pos):
     return ((np.int64(data[pos]) << 24) | (np.int64(data[pos + 1]) << 16) | (np.int64(data[pos + 2]) << 8)
-            | np.int64(data[pos + 3])) - np.int64(_BIAS)
+            | np.int64(data[pos + 3])) - np.int64(INT_BIAS)
 
 
 @numba.njit(cache=True, inline="always")
@@ -22,7 +22,7 @@ def _int64_at(data, pos):
     value = np.int64(0)
     for j in range(8):
         value = (value << 8) | np.int64(data[pos + j])
-    return value ^ np.int64(-_LONG_BIAS)  # flip the sign bit back
+    return value ^ np.int64(-LONG_BIAS)  # flip the sign bit back
 
 
 @numba.njit(cache=True, inline="always")
@@ -62,10 +62,10 @@ def scan(data, offsets, starts, ends, ints, times, refs, status):
         pos, end = offsets[r], offsets[r + 1]
         status[r, 1] = pos
         if pos >= end or data[pos] != 1:
-            status[r, 0] = _BAD_VERSION
+            status[r, 0] = SCAN_BAD_VERSION
             continue
         pos += 1
-        status[r, 0] = _TRUNCATED
+        status[r, 0] = SCAN_TRUNCATED
         f = 0
         # the text fields, with the ints between them: 2 strings, 3 ints, 3 strings, int, string, int
         pos = _skip_strings(data, pos, end, starts, ends, r, f, 2)
@@ -120,5 +120,5 @@ def scan(data, offsets, starts, ends, ints, times, refs, status):
             continue
         ints[r, 5] = _int32_at(data, pos)
         pos += 4
-        status[r, 0] = _OK if pos == end else _TRAILING
+        status[r, 0] = SCAN_OK if pos == end else SCAN_TRAILING
         status[r, 1] = pos

@@ -59,7 +59,7 @@ from ..frontier.todo import JE_CONFIG
 from ..frontier.pending_records import MAX_PRECEDENCE
 from ..frontier.workqueues import WorkQueueFrontier
 from ..seen.cached import cached
-from ..seen.protocol import SynchronousVisited
+from ..seen.synchronous import SynchronousVisited
 from ..seen.tables import open_visited
 from ..store import Environment
 from .engine_view import EngineView

@@ -11,7 +11,7 @@ from ..lazy import lazy_attributes
 
 # Loaded on first use: the Bloom filters compile their kernels with numba (~70 MB), which a
 # crawl on the exact set never needs.
-_HOMES = {"Visited": "protocol", "SynchronousVisited": "protocol", "per_key": "protocol",
+_HOMES = {"Visited": "protocol", "SynchronousVisited": "synchronous", "per_key": "protocol",
           "BloomFilter": "bloom", "optimal_parameters": "bloom", "ExactVisited": "exact",
           "SimpleBloomFilter": "simple_bloom"}
 

@@ -83,7 +83,8 @@ from ..atomic_write import replacing
 from ..errors import BadInput, as_disk_full
 from ..keys import fingerprints64
 from ..keys.xxh64 import xxh64_urls
-from .protocol import SynchronousVisited, as_keys
+from .protocol import as_keys
+from .synchronous import SynchronousVisited
 
 MAGIC = b"PYCBLOOM"
 CLASSIC, BLOCKED = 1, 2

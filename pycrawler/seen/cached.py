@@ -26,7 +26,8 @@ import numpy as np
 
 from ..errors import BadInput
 from .cache import UrlCache
-from .protocol import Receiver, SynchronousVisited, Visited, as_keys
+from .protocol import Receiver, Visited, as_keys
+from .synchronous import SynchronousVisited
 
 
 def _pick(aux: Sequence[Any] | None, where: np.ndarray) -> list[Any] | None:

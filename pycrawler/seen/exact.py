@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..store.packing import pack_fixed, u64_keys
-from .protocol import SynchronousVisited, as_keys
+from .protocol import as_keys
+from .synchronous import SynchronousVisited
 
 SIGN_BIT = np.uint64(1 << 63)
 

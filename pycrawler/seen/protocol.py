@@ -32,7 +32,7 @@ so a frontier bound to DRUM goes through ``add_batch``): what it writes for the 
 with it, the results it delivers during the call are delivered for the receiver to write in
 it, and the checks it queues survive a crash once the call returns. The exact set in the frontier's environment and DRUM with its
 repository there write in the transaction itself; a table that cannot (a Bloom file, an
-exact set elsewhere) is bound through :class:`~pycrawler.seen.mark_log.MarkLog`, which marks
+exact set elsewhere) is bound through :class:`~pycrawler.seen.synchronous.MarkLog`, which marks
 keys only after the commit, from a log committed in it.
 """
 
@@ -163,28 +163,3 @@ class Visited(ABC):
     def __exit__(self, *exc) -> None:
         self.close()
 
-
-class SynchronousVisited(Visited):
-    """A table that resolves every add at once: queued adds are delivered before they return."""
-
-    def add_batch(self, keys, aux: Sequence[Any] | None = None, txn=None) -> None:
-        keys = as_keys(keys)
-        if aux is not None and len(aux) != len(keys):
-            from ..errors import BadInput
-
-            raise BadInput(f"aux has {len(aux)} entries for {len(keys)} keys")
-        unique = self.add_many(keys) if txn is None else self.add_many(keys, txn=txn)
-        if self._receiver is not None:
-            self._receiver(keys, [None] * len(keys) if aux is None else aux, unique)
-
-    def flush(self, txn=None) -> None:
-        """Nothing is ever queued."""
-
-    def bound_to(self, env) -> Visited:
-        """Itself when it joins ``env``'s transactions, else behind a
-        :class:`~pycrawler.seen.mark_log.MarkLog` in ``env``."""
-        if self.joins_transactions_of(env):
-            return self
-        from .mark_log import MarkLog
-
-        return MarkLog(self, env)

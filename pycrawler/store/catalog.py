@@ -24,8 +24,10 @@ from __future__ import annotations
 import contextlib
 
 from ..errors import BadInput
-from .serial import (MAX_CLASS_ID_BYTES, STREAM_HEADER, TC_CLASSDESC, CatalogMissing, ClassDesc,
-                     decode_modified_utf8, decode_stream, descriptor_bytes, encode_modified_utf8)
+from .serial.decoder import SerialDecoder, decode_stream
+from .serial.encoder import descriptor_bytes
+from .serial.modified_utf8 import decode_modified_utf8, encode_modified_utf8
+from .serial.stream import MAX_CLASS_ID_BYTES, STREAM_HEADER, TC_CLASSDESC, CatalogMissing, ClassDesc
 
 LAST_CLASS_ID_KEY = b"\x00"
 CLASS_FORMAT_PREFIX = b"\x01"
@@ -171,3 +173,11 @@ class ClassCatalog:
                 yield txn
         else:
             yield None
+
+
+def catalog_decoder(env, name: str | None = None) -> SerialDecoder | None:
+    """A decoder through the class catalog database ``name`` of ``env`` (BadInput when it
+    holds no catalog); None: through the catalog the environment has, found by its name or
+    its content (see :meth:`ClassCatalog.find`), or None when it has none."""
+    catalog = ClassCatalog.find(env) if name is None else ClassCatalog.named(env, name)
+    return None if catalog is None else SerialDecoder(catalog)

@@ -119,7 +119,7 @@ def drive(variant: str, work: Path, fingerprints: Path, queued: int, concurrency
     from scrapy.utils.test import get_crawler
 
     from pycrawler.scrapy.fingerprints import seen_keys
-    from pycrawler.seen.protocol import SynchronousVisited
+    from pycrawler.seen.synchronous import SynchronousVisited
 
     class Generated(Spider):
         name = "generated"

@@ -1,4 +1,8 @@
-"""A synchronous Visited table bound to a JE environment it cannot write in: marks follow commits.
+"""Synchronous Visited tables, and how one is bound to a JE environment it cannot write in.
+
+:class:`SynchronousVisited` is a table that resolves every add at once (Bloom, the exact JE
+set). Bound to an environment whose transactions it cannot join, such a table goes behind a
+:class:`MarkLog`, whose marks follow commits.
 
 A Bloom file (or an exact set in another environment) would mark a key the moment it is
 checked; if the frontier's transaction enqueueing that URL then never commits (kill -9), the
@@ -22,12 +26,15 @@ from __future__ import annotations
 
 import functools
 import struct
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from .. import failpoints
+from ..errors import BadInput
 from ..store.packing import pack
-from .protocol import SynchronousVisited, Visited, as_keys
+from .protocol import Visited, as_keys
 
 LOG_DATABASE = "visited_marks"
 _SEQUENCE = struct.Struct(">Q")
@@ -38,6 +45,27 @@ def first_occurrences(keys: np.ndarray) -> np.ndarray:
     first = np.zeros(len(keys), dtype=bool)
     first[np.unique(keys, return_index=True)[1]] = True
     return first
+
+
+class SynchronousVisited(Visited):
+    """A table that resolves every add at once: queued adds are delivered before they return."""
+
+    def add_batch(self, keys, aux: Sequence[Any] | None = None, txn=None) -> None:
+        keys = as_keys(keys)
+        if aux is not None and len(aux) != len(keys):
+            raise BadInput(f"aux has {len(aux)} entries for {len(keys)} keys")
+        unique = self.add_many(keys) if txn is None else self.add_many(keys, txn=txn)
+        if self._receiver is not None:
+            self._receiver(keys, [None] * len(keys) if aux is None else aux, unique)
+
+    def flush(self, txn=None) -> None:
+        """Nothing is ever queued."""
+
+    def bound_to(self, env) -> Visited:
+        """Itself when it joins ``env``'s transactions, else behind a :class:`MarkLog` in ``env``."""
+        if self.joins_transactions_of(env):
+            return self
+        return MarkLog(self, env)
 
 
 class MarkLog(SynchronousVisited):

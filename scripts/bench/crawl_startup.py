@@ -42,6 +42,7 @@ def crawl(source: Path, seeds: list[str], state: Path, log: Path) -> dict[str, f
     """One crawl from the code in ``source``; its seconds by part, read against nginx's ``log``."""
     offset = log.stat().st_size
     env = dict(os.environ, PYTHONPATH=str(source))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # run from compiled modules, as an installed pycrawler does
     started = time.time()
     done = subprocess.run([sys.executable, "-m", "pycrawler", "crawl", *seeds, "--state", str(state),
                            "--no-progress", *pycrawler_settings("best")], env=env, cwd=source,

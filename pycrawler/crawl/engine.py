@@ -181,7 +181,7 @@ class Crawler:
 
     def _open(self, stack: contextlib.ExitStack) -> None:
         """Open the state folder's stores and the outputs, then build the objects that use them;
-        the stats log and the page workers are closed by ``stack``, whichever way the run ends."""
+        the stats log is closed by ``stack``, whichever way the run ends."""
         config = self.config
         state = Path(config.state)
         state.mkdir(parents=True, exist_ok=True)
@@ -197,10 +197,6 @@ class Crawler:
             raise shortage
         if config.stats is not None:  # before JE opens too: a bad path is refused with nothing to undo
             self.stats_log = stack.enter_context(contextlib.closing(StatsLog(config.stats, state)))
-        # The page workers' interpreters start while the JVM starts and JE opens, not after.
-        link_policy = LinkPolicy(self.scope, config.max_depth, self.path_rule, config.embeds,
-                                 outlinks=bool(config.warc or config.trace))
-        self.pages = stack.enter_context(contextlib.closing(PagePool(link_policy, config.parse_workers)))
         je_choice.start_for(state)  # on the JE that reads the state (a new one: the JE of new stores)
         self._signals.claim()
         policy = config.queue_policy
@@ -359,6 +355,9 @@ class Crawler:
         loop = asyncio.get_running_loop()
         self._wakeup, self._flush_due = asyncio.Event(), asyncio.Event()
         self._signals.running(loop, self._on_signal)
+        policy = LinkPolicy(self.scope, config.max_depth, self.path_rule, config.embeds,
+                            outlinks=bool(config.warc or config.trace))
+        self.pages = PagePool(policy, config.parse_workers)
         fetch_config = FetchConfig(contact_url=config.contact_url, connections=max(64, config.concurrency * 2),
                                    connections_per_host=config.concurrency, **config.fetch)
         self.progress = Progress(enabled=config.progress)
@@ -384,6 +383,7 @@ class Crawler:
             self._signals.closing()
             if self.console is not None:
                 await self.console.close()
+            self.pages.close()
             self.progress.close()
 
     def _done(self) -> int:

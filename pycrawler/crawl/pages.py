@@ -171,21 +171,17 @@ class PagePool:
     Started with ``spawn`` (the crawling process runs a JVM and must not fork, see
     :mod:`pycrawler.parse.pool`). ``submit(body, url, headers, layer)`` returns a
     ``concurrent.futures.Future``; wrap it with ``asyncio.wrap_future``.
-
-    The workers start at once: their interpreters start while the caller goes on (a crawl
-    starts its JVM and opens JE meanwhile, a few tenths of a second) and :meth:`warm_up` waits
-    for them; the pool is then closed by :meth:`close` whatever happens in between.
     """
 
     def __init__(self, policy: LinkPolicy, workers: int):
+        self.workers = workers
         context = multiprocessing.get_context("spawn")
         self._executor = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
                                              initargs=(policy, context.Lock()))
-        self._starting = [self._executor.submit(int) for _ in range(workers)]  # one process each
 
     def warm_up(self) -> None:
-        """Wait until every worker has started, so the first pages do not wait for interpreters to start."""
-        for future in self._starting:
+        """Start every worker now, so the first pages do not wait for interpreters to start."""
+        for future in [self._executor.submit(int) for _ in range(self.workers)]:
             future.result()
 
     def submit(self, body: bytes, url: str, headers: dict, layer: int):

@@ -21,7 +21,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .console.server import CrawlConsole
 from .crawl.engine import FETCHED, Crawler
 from .crawl.settings import CrawlConfig, CrawlSummary
 from .errors import BadInput, SetupError
@@ -83,7 +82,12 @@ def run(docs: Path = DOCS_ROOT, state: Path = DEFAULT_STATE, *, concurrency: int
     with site as base_url:
         config = CrawlConfig(seeds=[base_url + SEED_PAGE], state=state, politeness=Politeness.none(),
                              queue_policy="bkdr", concurrency=concurrency, progress=progress)
-        crawl = Crawler(config, console=CrawlConsole(console) if console else None).run()
+        served = None
+        if console:  # its web server (aiohttp.web, prometheus_client) is loaded for it alone
+            from .console.server import CrawlConsole
+
+            served = CrawlConsole(console)
+        crawl = Crawler(config, console=served).run()
     started = time.perf_counter()
     truth = reachable_pages(docs, SEED_PAGE, base_url=base_url)
     _, covered = coverage(ok_urls(state), truth, docs, base_url)

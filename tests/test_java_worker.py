@@ -6,6 +6,7 @@ import jpype
 import pytest
 
 from pycrawler import jvm
+from pycrawler.store import java_worker
 from pycrawler.store.java_worker import JavaWorker
 
 
@@ -93,3 +94,20 @@ def test_workers_open_at_once_each_have_their_own_thread(worker):
         assert names[0] is not names[1]
     finally:
         other.close()
+
+
+def test_at_exit_idle_threads_detach_from_the_jvm_and_end():
+    """So that the JVM's shutdown does not wait 300 ms for them (java_worker._end_idle_threads)."""
+    jvm.start()
+    used = JavaWorker()
+    thread = used.pipeline([0], lambda _: threading.current_thread())[0]
+    used.close()
+    attached, idle = java_threads(), len(java_worker._idle_threads)  # earlier tests' threads are idle too
+    java_worker._end_idle_threads()
+    assert not thread.is_alive()
+    assert java_threads() == attached - idle
+    later = JavaWorker()
+    try:  # a worker after that takes a new thread
+        assert later.pipeline([-3], lambda i: int(jpype.JClass("java.lang.Math").abs(i))) == [3]
+    finally:
+        later.close()

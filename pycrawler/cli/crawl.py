@@ -7,7 +7,6 @@ import ipaddress
 import os
 from pathlib import Path
 
-from ..console.server import CrawlConsole
 from ..crawl.engine import Crawler
 from ..crawl.settings import CrawlConfig, parse_delay, state_defaults
 from ..crawl.scope import SCOPES, server
@@ -147,7 +146,11 @@ def run_crawl(args: argparse.Namespace) -> int:
     with StopSignals() as signals:  # joining a cluster is start-up too, and the summary's lines close the run
         exchange = join(args, config.seeds)
         try:
-            console = CrawlConsole(args.console) if args.console else None
+            console = None
+            if args.console:  # its web server (aiohttp.web, prometheus_client) is loaded for it alone
+                from ..console.server import CrawlConsole
+
+                console = CrawlConsole(args.console)
             summary = _crawl(Crawler(config, exchange, console), args.state, signals)
         finally:
             if exchange is not None:

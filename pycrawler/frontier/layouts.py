@@ -20,7 +20,6 @@ from ..errors import BadInput
 from .. import store
 from ..store import Environment, gateway_address
 from ..store.logfile import jdb_files
-from .book import BookFrontier, is_book_layout
 from .protocol import TodoFrontier
 from .todo import JE_CONFIG, ORDERS, JeTodoFrontier
 
@@ -30,6 +29,8 @@ LAYOUTS = {"pycrawler": tuple(ORDERS), "book": ("key",)}
 
 def detect_layout(database_names: list[str]) -> tuple[str, str] | None:
     """(layout, order) of a store with these databases; None when it holds no TODO store."""
+    from .book import is_book_layout  # here: its record codec (store.serial, decimal) would load with every command
+
     if is_book_layout(database_names):
         return "book", "key"
     orders = [order for order, name in ORDERS.items() if name in database_names]
@@ -83,5 +84,7 @@ def _frontier_in(env: Environment, layout: str | None, order: str | None, create
         layout, order = found
     writable = create and not env.read_only
     if layout == "book":
+        from .book import BookFrontier
+
         return BookFrontier(env, create=writable)
     return JeTodoFrontier(env, order, create=writable)

@@ -187,12 +187,8 @@ class Environment(EnvironmentBase):
         records read from the log because the cache did not hold them), ``cache_bytes`` (the
         cache's size in use) and ``cache_max_bytes`` (the size it may grow to). Fast
         statistics: counters only, no walk of the trees."""
-        import jpype
-
-        config = jpype.JClass("com.sleepycat.je.StatsConfig")()
-        config.setFast(True)
         with je_errors(str(self.path)):
-            stats = self.java.getStats(config)
+            stats = self._fast_stats()
             return {"cache_misses": int(stats.getNCacheMiss()), "cache_bytes": int(stats.getCacheTotalBytes()),
                     "cache_max_bytes": int(self.java.getConfig().getCacheSize())}
 
@@ -200,13 +196,17 @@ class Environment(EnvironmentBase):
         """Counts of the work JE's own threads did since the open, which a caller's commit may
         wait on: ``cleaner_runs`` (log files cleaned: live records rewritten) and ``checkpoints``.
         Fast statistics, as :meth:`cache_stats`."""
+        with je_errors(str(self.path)):
+            stats = self._fast_stats()
+            return {"cleaner_runs": int(stats.getNCleanerRuns()), "checkpoints": int(stats.getNCheckpoints())}
+
+    def _fast_stats(self):
+        """JE's EnvironmentStats with ``setFast``: counters only, no walk of the trees."""
         import jpype
 
         config = jpype.JClass("com.sleepycat.je.StatsConfig")()
         config.setFast(True)
-        with je_errors(str(self.path)):
-            stats = self.java.getStats(config)
-            return {"cleaner_runs": int(stats.getNCleanerRuns()), "checkpoints": int(stats.getNCheckpoints())}
+        return self.java.getStats(config)
 
     def sync(self) -> None:
         """Write everything to disk (a no-op when read-only)."""

@@ -114,6 +114,65 @@ def test_a_round_takes_in_more_operations_as_the_repository_grows(tmp_path):
         assert drum.bucket_limit() == 4_000
 
 
+SPREAD = np.uint64(0x9E3779B97F4A7C15)  # multiplies 1, 2, 3... into keys spread over every bucket
+
+
+def test_a_paced_round_merges_a_bucket_per_call_and_calls_each_key_once(tmp_path):
+    """With round_share, the call that fills a bucket past its limit merges one bucket, and each
+    call after it one more (a share of 1 rests for no time), so no call holds a whole round; the
+    outcomes are those of a whole round."""
+    got = Collector()
+    with Drum(tmp_path / "drum", got, num_buckets=4, bucket_buffer_elems=10, bucket_bytes=400,
+              round_share=1.0) as drum:
+        drum.check_update_many(np.arange(1, 201, dtype=np.uint64) * SPREAD)
+        assert (drum.merges, drum.rounds) == (1, 0)
+        for call in range(3):
+            drum.check_update_many(np.arange(201 + call, 202 + call, dtype=np.uint64) * SPREAD)
+            assert drum.merges == 2 + call
+        assert drum.rounds == 1
+        drum.check_update_many(np.arange(1, 11, dtype=np.uint64) * SPREAD)  # seen in the round
+        drum.synchronize()
+    unique = [key for outcome, key, *_ in got.results if outcome == "unique_key_update"]
+    duplicate = [key for outcome, key, *_ in got.results if outcome == "duplicate_key_update"]
+    assert sorted(unique) == sorted((np.arange(1, 204, dtype=np.uint64) * SPREAD).tolist())
+    assert sorted(duplicate) == sorted((np.arange(1, 11, dtype=np.uint64) * SPREAD).tolist())
+
+
+def test_a_resting_round_waits_its_share_but_not_for_an_overgrown_bucket(tmp_path):
+    """After a step, a paced round rests for (1 - share) / share of the step's time; a bucket
+    grown past twice its limit meanwhile is merged at once (it is read whole into RAM)."""
+    with Drum(tmp_path / "drum", num_buckets=4, bucket_buffer_elems=10, bucket_bytes=400,
+              round_share=1e-9) as drum:
+        drum.check_update_many(np.arange(1, 201, dtype=np.uint64) * SPREAD)
+        assert drum.merges == 1
+        drum.check_update_many(np.arange(201, 211, dtype=np.uint64) * SPREAD)
+        assert drum.merges == 1  # resting
+        top = np.uint64(3 << 62)  # bucket 3's key range
+        drum.check_update_many(top + np.arange(1, 101, dtype=np.uint64))
+        assert drum.merges == 2 and drum._disk[3].size == 0
+        drum.synchronize()
+        assert drum.rounds == 2 and not drum.queued()  # the round under way, then bucket 0's new keys
+        assert drum.count() == 310
+
+
+def test_a_requested_round_is_merged_a_bucket_at_a_time(tmp_path):
+    """request_round starts a round before any bucket reaches its limit; merge_next merges one
+    bucket holding operations now, and says when none was left."""
+    got = Collector()
+    with Drum(tmp_path / "drum", got, num_buckets=4, round_share=0.5) as drum:
+        drum.check_update_many(np.arange(1, 41, dtype=np.uint64) * SPREAD)
+        drum.check_update_many(np.arange(41, 51, dtype=np.uint64) * SPREAD)
+        assert drum.merges == 0  # far under the 8 MB limit
+        drum.request_round()
+        assert drum.merges == 0  # the round is carried on by the calls to come
+        delivered = []
+        while drum.merge_next():
+            delivered.append(len(got.results))
+        assert drum.merges == len(delivered) == 4 and drum.rounds == 1
+        assert delivered == sorted(set(delivered)) and delivered[-1] == 50
+        assert not drum.queued() and not drum.merge_next()
+
+
 def test_a_repository_from_before_the_key_count_is_counted_once(tmp_path):
     with Drum(tmp_path / "drum", block_keys=4) as drum:
         drum.check_update_many(np.arange(1, 101, dtype=np.uint64))

@@ -178,6 +178,26 @@ def test_every_queued_check_is_delivered_once_first_occurrences_new(subject):
     assert len(table) == len(seen)
 
 
+def test_flush_some_delivers_a_part_at_a_time_and_everything_once_none_is_left(subject):
+    """flush_some delivers at least one queued key's result while any is queued, and says
+    whether more are; request_flush (resolve soon) changes no result."""
+    table = subject.table
+    heard = listen(table)
+    batch = np.arange(1, 41, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    subject.add_batch(batch, [str(i) for i in range(40)])
+    table.request_flush()
+    more = True
+    while more:
+        before = len(results(heard))
+        with subject.transaction() as txn:
+            more = table.flush_some(txn=txn)
+        assert len(results(heard)) > before or before == 40
+    assert results(heard) == sorted(((key, str(i), True) for i, key in enumerate(batch.tolist())), key=repr)
+    heard.clear()
+    subject.flush()
+    assert heard == []
+
+
 def test_per_key_and_the_url_forms(subject):
     table = subject.table
     heard = []

@@ -131,3 +131,23 @@ def test_every_visited_table_dedupes_the_schedule(env, tmp_path, kind):
     assert {r.layer for r in handed if int(r.ori_url.rsplit("/", 1)[1]) >= 30} == {2}
     assert frontier.totals["duplicates"] == 10
     visited.close()
+
+
+def test_a_frontier_with_nothing_to_hand_out_refills_from_a_part_of_a_drum_round(env, tmp_path):
+    """refill has DRUM merge a bucket at a time until a URL is enqueued, not a whole round (which
+    at scale holds the crawl for tens of seconds); flush still delivers everything."""
+    visited = DrumVisited(tmp_path / "drum", env=env, num_buckets=16)
+    frontier = WorkQueueFrontier(env, visited, create=True, politeness=Politeness.none())
+    urls = [f"http://h{i % 5}.example/{i}" for i in range(200)]
+    frontier.schedule(urls)
+    assert len(frontier) == 0  # DRUM answers when it merges
+    frontier.refill()
+    assert visited.drum.merges == 1 and 0 < len(frontier) < 200
+    frontier.flush()
+    assert len(frontier) == 200 and visited.drum.merges <= 16
+    handed = []
+    while batch := frontier.next_batch(50):
+        handed += batch
+        frontier.completed_many((r, Outcome.success()) for r in batch)
+    assert sorted(r.ori_url for r in handed) == sorted(urls)
+    visited.close()

@@ -450,7 +450,7 @@ class Crawler:
             if in_flight.idle:
                 if room <= 0:
                     return  # max_pages reached
-                frontier.flush()  # an asynchronous Visited table may still hold new URLs
+                frontier.refill()  # an asynchronous Visited table may still hold new URLs
                 if frontier.wait_time() is None:
                     if cluster is None or cluster.report(idle=True):
                         return

@@ -73,6 +73,9 @@ class Scheduler:
         self.lock = lock
         self.clock = clock
         self._delivery = None   # the transaction an asynchronous table's results are enqueued in
+        # Fewer URLs waiting than this, and an asynchronous table is asked to resolve its queued
+        # checks soon (Visited.request_flush): at 500 pages/s, 8 s of fetching while DRUM merges.
+        self.refill_below = 4096
 
     def schedule(self, urls: Iterable[str | CrawlUrl], *, layer: int = 0, directive: int = NORMAL,
                  precedence: int = DEFAULT_PRECEDENCE, force: bool = False, seen_keys=None,
@@ -142,6 +145,8 @@ class Scheduler:
                         before = self.totals["enqueued"]
                         self.visited.add_batch(seen_keys, [head + v for v in unpack(*values)], txn=txn)
                         result.enqueued = self.totals["enqueued"] - before
+                if len(self.states) < self.refill_below:
+                    self.visited.request_flush()
         self.totals["rejected"] += result.rejected
         self.totals["duplicates"] += result.duplicates
         return result
@@ -172,6 +177,17 @@ class Scheduler:
         if self.visited is not None:
             with self.lock, self._delivering() as txn:
                 self.visited.flush(txn=txn)
+
+    def refill(self) -> None:
+        """Make an asynchronous Visited table resolve its queued checks a part at a time
+        (:meth:`.Visited.flush_some`) until one URL is enqueued or none is left queued, in one
+        transaction as :meth:`flush`: what a frontier with nothing to hand out needs, in a
+        fraction of a whole flush's time."""
+        if self.visited is not None:
+            with self.lock, self._delivering() as txn:
+                enqueued = self.totals["enqueued"]
+                while self.visited.flush_some(txn=txn) and self.totals["enqueued"] == enqueued:
+                    pass
 
     @contextlib.contextmanager
     def _delivering(self):

@@ -322,6 +322,15 @@ class WorkQueueFrontier(TodoFrontier):
                 self.scheduler.flush()
                 self.handout.commit(records=True)
 
+    def refill(self) -> None:
+        """Commit every completion recorded so far, and have an asynchronous Visited table
+        resolve its queued checks until it enqueues a URL or holds none
+        (:meth:`.Scheduler.refill`): what a crawl with nothing left to hand out calls."""
+        with self._lock:
+            if not self.read_only:
+                self.scheduler.refill()
+                self.handout.commit(records=True)
+
     # -- the TODO protocol ---------------------------------------------------------------------------
     def put_urls(self, batch: Iterable[CrawlUrl]) -> int:
         """:meth:`schedule` the records; returns how many were given (duplicates included)."""

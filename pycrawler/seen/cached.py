@@ -70,6 +70,12 @@ class CachedVisited(Visited):
     def flush(self, txn=None) -> None:
         self.table.flush(txn=txn)
 
+    def flush_some(self, txn=None) -> bool:
+        return self.table.flush_some(txn=txn)
+
+    def request_flush(self) -> None:
+        self.table.request_flush()
+
     def add_many(self, keys, **options) -> np.ndarray:
         """Check+update now; ``options`` (an exact set's ``txn``) go to the table."""
         keys = as_keys(keys)

@@ -10,7 +10,11 @@ Asynchronous at heart, in the shape of Heritrix's ``UriUniqFilter`` (``setDestin
   where none was), ``unique`` a bool array, True where the key had not been seen before.
   Results come in batches because a disk-backed table (DRUM) resolves keys in bulk;
   :func:`per_key` adapts a ``(key, aux, unique)`` callable;
-- :meth:`Visited.flush` forces every queued check to be resolved and delivered.
+- :meth:`Visited.flush` forces every queued check to be resolved and delivered;
+  :meth:`Visited.flush_some` resolves part of them (at least one key's), and
+  :meth:`Visited.request_flush` asks for them to be resolved soon, beside the adds to come
+  (Heritrix's ``requestFlush``): what a frontier running low on URLs calls, where a whole
+  flush of a large table would hold it up for as long as it takes.
 
 Within what one table resolves, the first occurrence of a key is unique and every later one,
 in the same batch or after, is a duplicate.
@@ -103,6 +107,19 @@ class Visited(ABC):
     def flush(self, txn=None) -> None:
         """Resolve every queued check and deliver the results to the receiver (``txn``: of a
         bound table)."""
+
+    def flush_some(self, txn=None) -> bool:
+        """Resolve some of the queued checks, at least one key's if any is queued, and deliver
+        them (``txn`` as :meth:`flush`'s); whether checks remain queued. A table that resolves
+        in bulk does a part of a flush's work (DRUM: one bucket); the others all of it."""
+        self.flush(txn=txn)
+        return False
+
+    def request_flush(self) -> None:
+        """Ask for the queued checks to be resolved soon, by the calls to come, rather than when
+        the table would choose to (DRUM: when a bucket fills). Nothing to do for a table that
+        resolves each add at once."""
+        return None
 
     # -- synchronous conveniences --------------------------------------------------------------
     @abstractmethod

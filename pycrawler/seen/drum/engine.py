@@ -9,12 +9,18 @@ When a disk bucket grows past its limit, every bucket is merged, in key order, s
 walks the sorted repository once. The limit grows with the repository (``merge_ratio``): a
 round rewrites the repository, so rounds must take in more operations as it grows for the
 cost per operation to stay flat. See docs/drum.md for the layout and crash safety.
+
+A round runs whole inside the call that starts it, or, with ``round_share``, spread over the
+calls that follow, one bucket at a time, so that merging takes at most that share of the
+caller's time: a crawl that adds its links at each commit keeps fetching while a round goes on,
+where a whole round would hold its commit for as long as it rewrites the repository.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +39,17 @@ _ROUTES = (("unique_key_check", CHECK, False), ("duplicate_key_check", CHECK, Tr
            ("update", UPDATE, None))
 
 
+@dataclass
+class _Round:
+    """A merge round under way: the next bucket to merge, the merges done before it began,
+    the seconds its merges took, and when a paced round may merge again."""
+
+    merges_before: int
+    next: int = 0
+    seconds: float = 0.0
+    resume_at: float = 0.0
+
+
 class Drum:
     """A DRUM over a JE repository, in the folder ``path``.
 
@@ -47,11 +64,13 @@ class Drum:
                  num_buckets: int = 64, bucket_buffer_elems: int = 65536, bucket_bytes: int = 8 << 20,
                  block_keys: int = 4096, env: Environment | None = None, name: str = "drum",
                  cache_size: int = 64 << 20, durability: str = "write_no_sync", merge_ratio: float = 0.5,
-                 max_bucket_bytes: int = 32 << 20):
+                 max_bucket_bytes: int = 32 << 20, round_share: float | None = None):
         if num_buckets < 1 or num_buckets & (num_buckets - 1) or num_buckets > 1 << 16:
             raise BadInput(f"num_buckets must be a power of two up to 65536, not {num_buckets}")
         if key_bytes < 1:
             raise BadInput(f"key_bytes must be positive, not {key_bytes}")
+        if round_share is not None and not 0 < round_share <= 1:
+            raise BadInput(f"round_share must be in (0, 1], not {round_share}")
         self.path = Path(path)
         self.key_bytes = key_bytes
         self.words = -(-key_bytes // 8)
@@ -60,6 +79,7 @@ class Drum:
         self.bucket_bytes = bucket_bytes
         self.merge_ratio = merge_ratio
         self.max_bucket_bytes = max(bucket_bytes, max_bucket_bytes)
+        self.round_share = round_share
         self.dispatcher = dispatcher or Dispatcher()
         self._wanted = self.dispatcher.wanted()
         self._shift = np.uint64(64 - num_buckets.bit_length() + 1)
@@ -82,7 +102,8 @@ class Drum:
         self._sync_files = durability == "sync"
         self.merges = 0  # bucket merges done (for statistics and tests)
         self.rounds = 0  # merge rounds (every bucket merged in key order) done
-        self.last_round_s = 0.0  # wall seconds the last merge round took
+        self.last_round_s = 0.0  # seconds the last merge round spent merging
+        self._round: _Round | None = None  # the merge round under way
         # wall seconds in each step of DRUM's own work, for timings()
         self._seconds = {"spill_s": 0.0, "bucket_read_s": 0.0, "merge_call_s": 0.0, "dispatch_s": 0.0}
         self.closed = False
@@ -228,8 +249,13 @@ class Drum:
                 self._buffer(b, Operations(keys[idx], op, values.take(idx) if values is not None else None,
                                                 aux.take(idx) if aux is not None else None))
         limit = self.bucket_limit()
-        if any(disk.size > limit for disk in self._disk):
-            self._merge_all(txn)
+        if self.round_share is None:
+            if any(disk.size > limit for disk in self._disk):
+                self._merge_all(txn)
+            return
+        if self._round is None and any(disk.size > limit for disk in self._disk):
+            self.request_round()
+        self._pace(txn, limit)
 
     def bucket_limit(self) -> int:
         """The size of a disk bucket that starts a merge round: ``bucket_bytes``, or
@@ -256,17 +282,75 @@ class Drum:
             self._seconds["spill_s"] += time.perf_counter() - started
 
     # -- merge ---------------------------------------------------------------------------
-    def _merge_all(self, txn=None) -> None:
-        """Merge every bucket, lowest key range first: one ordered walk of the repository."""
-        merged, started = self.merges, time.perf_counter()
-        for b in range(self.num_buckets):
+    def queued(self) -> bool:
+        """Whether any operation waits for a merge (in a RAM buffer or a disk bucket)."""
+        return any(self._ram_count) or any(disk.size for disk in self._disk)
+
+    def request_round(self) -> None:
+        """Start a merge round, if none is under way, for the calls that follow to carry out
+        (``round_share``), before any bucket reaches its limit: its caller wants the
+        outcomes of what it queued soon (a frontier running low on URLs)."""
+        if self._round is None and self.queued():
+            self._round = _Round(self.merges)
+
+    def merge_next(self, txn=None) -> bool:
+        """Merge the next bucket that holds operations now, starting a round if none is under
+        way; False when no operation was queued (nothing merged)."""
+        while self.queued():
+            self.request_round()
+            if self._step(txn):
+                return True
+        return False
+
+    def _pace(self, txn, limit: int) -> None:
+        """Carry the round under way on by one bucket when its share of the time allows, or
+        at once for a bucket grown past twice its limit (a bucket is read whole into RAM)."""
+        round_ = self._round
+        if round_ is None:
+            return
+        overgrown = [b for b, disk in enumerate(self._disk) if disk.size > 2 * limit]
+        if overgrown:
+            self._spill(overgrown[0])
+            self._merge(overgrown[0], txn)
+        elif time.monotonic() >= round_.resume_at:
+            self._step(txn)
+
+    def _step(self, txn) -> bool:
+        """Merge the round's next bucket that holds operations (ending the round after its
+        last bucket); whether one was merged. A paced round then rests for as long as the
+        step took, times (1 - share) / share."""
+        round_, started = self._round, time.perf_counter()
+        merged = False
+        while round_.next < self.num_buckets and not merged:
+            b = round_.next
+            round_.next += 1
             self._spill(b)
             if self._disk[b].size:
                 self._merge(b, txn)
-        if self.merges > merged:
-            self.rounds += 1
-            self.last_round_s = time.perf_counter() - started
-            failpoints.hit("drum.round.merged")
+                merged = True
+        spent = time.perf_counter() - started
+        round_.seconds += spent
+        if self.round_share is not None:
+            round_.resume_at = time.monotonic() + spent * (1 - self.round_share) / self.round_share
+        if round_.next >= self.num_buckets:
+            self._round = None
+            if self.merges > round_.merges_before:
+                self.rounds += 1
+                self.last_round_s = round_.seconds
+                failpoints.hit("drum.round.merged")
+        return merged
+
+    def _merge_all(self, txn=None) -> None:
+        """Merge every bucket, lowest key range first (one ordered walk of the repository),
+        finishing the round under way first."""
+        if self._round is None:
+            self._round = _Round(self.merges)
+        while self._round is not None:
+            self._step(txn)
+        if self.queued():  # the round under way had passed buckets that have filled since
+            self._round = _Round(self.merges)
+            while self._round is not None:
+                self._step(txn)
 
     def _merge(self, b: int, txn=None) -> None:
         disk = self._disk[b]

@@ -29,6 +29,11 @@ BUCKET_BYTES_VARIABLE = "PYCRAWLER_DRUM_BUCKET_BYTES"
 of a flush, not only when its frontier runs dry (tests/crashpoints.py sets it)."""
 _INDEX_CODE = _INDEX[0]
 
+ROUND_SHARE = 0.25
+"""The share of its caller's time a merge round may take (:class:`Drum`'s ``round_share``): a
+crawl that adds its links at each commit keeps three quarters of its time for fetching while a
+round rewrites the repository, rather than none of it (a round at 1M pages takes 20-35 s)."""
+
 
 def encode_payloads(aux: Sequence[Any]) -> Blobs:
     def one(payload) -> bytes:
@@ -85,8 +90,10 @@ class DrumVisited(Visited):
     """A Visited table on a :class:`Drum` in folder ``path`` (``drum_options`` go to Drum;
     ``env=``: its repository in that JE environment, which the table is then bound to).
 
-    Results reach the receiver when DRUM merges (a disk bucket filled, :meth:`flush`, or
-    :meth:`close`). The synchronous conveniences (:meth:`add_many`, :meth:`contains_many`)
+    Results reach the receiver when DRUM merges: a bucket at a time, in rounds that a disk
+    bucket's filling or :meth:`request_flush` starts and the adds that follow carry on (each
+    taking at most ``round_share`` of the time, :data:`ROUND_SHARE` unless given), at
+    :meth:`flush_some` and whole at :meth:`flush` or :meth:`close`. The synchronous conveniences (:meth:`add_many`, :meth:`contains_many`)
     merge at once, delivering every queued result too: use them sparingly.
 
     Bound (a ``txn`` given): a merge the call runs writes its blocks and marker in ``txn``, and
@@ -98,6 +105,7 @@ class DrumVisited(Visited):
     def __init__(self, path, **drum_options):
         if small := os.environ.get(BUCKET_BYTES_VARIABLE):
             drum_options.setdefault("bucket_bytes", int(small))
+        drum_options.setdefault("round_share", ROUND_SHARE)
         self._answers: np.ndarray | None = None
         self.drum = Drum(path, _Route(self), **drum_options)
 
@@ -111,6 +119,16 @@ class DrumVisited(Visited):
 
     def flush(self, txn=None) -> None:
         self.drum.synchronize(txn)
+
+    def flush_some(self, txn=None) -> bool:
+        """Merge the next bucket that holds checks (a part of a round): see
+        :meth:`Drum.merge_next`."""
+        self.drum.merge_next(txn)
+        return self.drum.queued()
+
+    def request_flush(self) -> None:
+        """Start a merge round that the adds to come carry on: see :meth:`Drum.request_round`."""
+        self.drum.request_round()
 
     def joins_transactions_of(self, env) -> bool:
         return self.drum.env is env

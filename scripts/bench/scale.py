@@ -74,6 +74,7 @@ CUMULATIVE = ("done", "seen_checks", "cache_hits", "flushes", "flush_s", "je_cac
               "je_cleaner_runs", "je_checkpoints", "jvm_gc_s", "py_gc_s")
 DIP, STALL = 0.85, 0.5  # an interval below DIP x the median window is a dip (its causes listed); below STALL, a stall
 CAUSES = {  # a --stats counter -> how a dip names it, and the least change in an interval that counts
+    # (seconds counters: a share of the interval, so a 0.1 s collection is not named as a dip's cause)
     "drum_merge_s": ("DRUM merges", 0.05), "je_cleaner_runs": ("JE cleaner", 1), "je_checkpoints": ("JE checkpoint", 1),
     "jvm_gc_s": ("JVM GC", 0.05), "py_gc_s": ("Python GC", 0.05)}
 
@@ -279,7 +280,7 @@ def intervals(samples: list[Sample], span: float, restarted: float | None) -> li
     for b in samples[first + 1:]:
         if b.at - a.at < span:
             continue
-        row = {"t": round(a.at - samples[first].at, 1), "pps": (b.pages - a.pages) / (b.at - a.at),
+        row = {"t": round(a.at - samples[first].at, 1), "span": b.at - a.at, "pps": (b.pages - a.pages) / (b.at - a.at),
                "flush_share": (b.stats["flush_s"] - a.stats["flush_s"]) / (b.at - a.at),
                "restart": restarted is not None and a.at <= restarted + RESTART_SPAN and b.at >= restarted}
         for counter in CAUSES:
@@ -290,12 +291,13 @@ def intervals(samples: list[Sample], span: float, restarted: float | None) -> li
 
 
 def dip_causes(row: dict) -> list[str]:
-    """What ran beside the crawl in an interval, as a dip names it."""
-    named = []
-    for counter, (name, least) in CAUSES.items():
-        if row[counter] >= least:
-            named.append(f"{name} {row[counter]:.1f} s" if counter.endswith("_s") else f"{name} x{row[counter]:.0f}")
-    return named or ["none of these"]
+    """What ran beside the crawl in an interval, as a dip names it: the timed causes that took
+    their share of it, longest first, then the counted ones (JE's cleaner runs, checkpoints)."""
+    timed = sorted(((row[c], name) for c, (name, share) in CAUSES.items()
+                    if c.endswith("_s") and row[c] >= share * row["span"]), reverse=True)
+    counted = [f"{name} x{row[c]:.0f}" for c, (name, least) in CAUSES.items()
+               if not c.endswith("_s") and row[c] >= least]
+    return [f"{name} {seconds:.1f} s" for seconds, name in timed] + counted or ["none of these"]
 
 
 def stalls(rows: list[dict], spans: list[dict]) -> dict:

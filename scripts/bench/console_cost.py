@@ -12,7 +12,10 @@ Prometheus scrape of ``/metrics`` every 5 seconds; the two alternate which goes 
 machine's drift hits them alike; with ``--together`` they run at the same time instead, from
 their own state folders against the same nginx, sharing the cores and whatever else loads the
 machine at that moment (a paired ratio that other people's work on a shared machine moves far
-less than the alternated runs'). A crawl runs ``--seconds``; its rate is the crawl.log lines
+less than the alternated runs'). With ``--span FIRST LAST`` each crawl is measured over the
+same pages (its FIRST-th to its LAST-th crawl.log line) instead of the same seconds: a window
+of time catches one crawl in a DRUM merge and the other between two, which moves a 30-second
+rate by 10-20%; the same pages hold the same merges. Else a crawl runs ``--seconds``; its rate is the crawl.log lines
 after the first ``--warmup`` seconds over the time since, and its CPU per page the crawling
 process's CPU time over those lines (``/proc``: its threads, the page workers left out, whose
 work the console does not change); on a shared machine the CPU per page moves less with the
@@ -98,8 +101,10 @@ class Crawl:
 
 def measure(crawls: list[Crawl], args: argparse.Namespace) -> list[tuple[float, dict[str, float]]]:
     """Pages/s and CPU ms per page of ``crawls`` (started together) over the same window, after
-    ``--warmup`` (module docstring)."""
+    ``--warmup``, or each over its own ``--span`` of pages (module docstring)."""
     try:
+        if args.span:
+            return over_span(crawls, *args.span)
         time.sleep(args.warmup)
         marks = [crawl.mark() for crawl in crawls]
         time.sleep(args.seconds - args.warmup)
@@ -109,12 +114,33 @@ def measure(crawls: list[Crawl], args: argparse.Namespace) -> list[tuple[float, 
             crawl.end()
 
 
+def over_span(crawls: list[Crawl], first: int, last: int) -> list[tuple[float, dict[str, float]]]:
+    """Each crawl measured from its ``first``-th crawl.log line to its ``last``-th: the same
+    pages, so the same DRUM merges and flushes, whenever each gets there."""
+    marks: dict[Crawl, tuple] = {}
+    measured: dict[Crawl, tuple[float, dict[str, float]]] = {}
+    while len(measured) < len(crawls):
+        time.sleep(0.1)
+        for crawl in (crawl for crawl in crawls if crawl not in measured):
+            pages = crawl.pages.count()
+            if crawl not in marks and pages >= first:
+                marks[crawl] = crawl.mark()
+            elif crawl in marks and pages >= last:
+                measured[crawl] = crawl.since(marks[crawl])
+            elif crawl.process.poll() is not None:
+                raise SystemExit(f"a crawl ended at {pages:,} pages, before --span's last: use a larger --pages")
+    return [measured[crawl] for crawl in crawls]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
     parser.add_argument("--pages", type=int, default=100_000, help="pages of the generated site")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=60.0, help="seconds each crawl runs")
     parser.add_argument("--warmup", type=float, default=15.0, help="seconds of start-up left out of the rate")
+    parser.add_argument("--span", type=int, nargs=2, metavar=("FIRST", "LAST"),
+                        help="measure each crawl from its FIRST-th to its LAST-th page instead of over a window of "
+                             "time (--warmup, --seconds)")
     parser.add_argument("--together", action="store_true",
                         help="run a round's two crawls at the same time, sharing the cores and the moment's load")
     args = parser.parse_args(argv)

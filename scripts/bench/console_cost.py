@@ -14,8 +14,8 @@ their own state folders against the same nginx, sharing the cores and whatever e
 machine at that moment (a paired ratio that other people's work on a shared machine moves far
 less than the alternated runs'). With ``--span FIRST LAST`` each crawl is measured over the
 same pages (its FIRST-th to its LAST-th crawl.log line) instead of the same seconds: a window
-of time catches one crawl in a DRUM merge and the other between two, which moves a 30-second
-rate by 10-20%; the same pages hold the same merges. Else a crawl runs ``--seconds``; its rate is the crawl.log lines
+of time may catch one crawl in a DRUM merge and the other between two, while the same pages
+hold the same merges and flushes. Else a crawl runs ``--seconds``; its rate is the crawl.log lines
 after the first ``--warmup`` seconds over the time since, and its CPU per page the crawling
 process's CPU time over those lines (``/proc``: its threads, the page workers left out, whose
 work the console does not change); on a shared machine the CPU per page moves less with the

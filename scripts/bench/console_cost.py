@@ -9,7 +9,13 @@ The site is :func:`scripts.bench.crawl_threads.write_site`'s (``N`` static pages
 and a poller that asks what an open page asks (``/api/figures`` every two seconds, the
 frontier, hosts and crawl.log reports every five, as ``static/console.js`` does) plus a
 Prometheus scrape of ``/metrics`` every 5 seconds; the two alternate which goes first, round after round, so the
-machine's drift hits them alike. A crawl runs ``--seconds``; its rate is the crawl.log lines
+machine's drift hits them alike; with ``--together`` they run at the same time instead, from
+their own state folders against the same nginx, sharing the cores and whatever else loads the
+machine at that moment (a paired ratio that other people's work on a shared machine moves far
+less than the alternated runs'). With ``--span FIRST LAST`` each crawl is measured over the
+same pages (its FIRST-th to its LAST-th crawl.log line) instead of the same seconds: a window
+of time may catch one crawl in a DRUM merge and the other between two, while the same pages
+hold the same merges and flushes. Else a crawl runs ``--seconds``; its rate is the crawl.log lines
 after the first ``--warmup`` seconds over the time since, and its CPU per page the crawling
 process's CPU time over those lines (``/proc``: its threads, the page workers left out, whose
 work the console does not change); on a shared machine the CPU per page moves less with the
@@ -56,37 +62,74 @@ def poll(base: str, stop: threading.Event) -> None:
                     pass  # the console is not up yet
 
 
-def crawl(url: str, state: Path, console: bool, args: argparse.Namespace) -> tuple[float, dict[str, float]]:
-    """Pages/s and CPU ms per page of one crawl, by thread group (crawl_threads.py's main, refq,
-    other) and in all (module docstring)."""
-    port = free_port()
-    command = [sys.executable, "-m", "pycrawler", "crawl", url + "index.html", "--state", str(state), *CRAWL_FLAGS,
-               "--queue-policy", "bkdr", "--delay", "0", *(["--console", f"127.0.0.1:{port}"] if console else [])]
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    stop = threading.Event()
-    poller = threading.Thread(target=poll, args=(f"http://127.0.0.1:{port}/", stop), daemon=True)
-    with open(state.with_suffix(".out"), "wb") as out:
-        process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-    if console:
-        poller.start()
-    pages = LineCounter(state / "crawl.log")
-    try:
-        time.sleep(args.warmup)
-        first, started, cpu = pages.count(), time.monotonic(), thread_cpu(process.pid)
-        time.sleep(args.seconds - args.warmup)
-        cpu = {group: seconds - cpu[group] for group, seconds in thread_cpu(process.pid).items()}
-        done = pages.count() - first
-        rate = done / (time.monotonic() - started)
+class Crawl:
+    """One crawl of the bench, plain or with ``--console`` and the poller, started at once."""
+
+    def __init__(self, url: str, state: Path, console: bool):
+        port = free_port()
+        command = [sys.executable, "-m", "pycrawler", "crawl", url + "index.html", "--state", str(state), *CRAWL_FLAGS,
+                   "--queue-policy", "bkdr", "--delay", "0", *(["--console", f"127.0.0.1:{port}"] if console else [])]
+        self.console, self.stop = console, threading.Event()
+        with open(state.with_suffix(".out"), "wb") as out:
+            self.process = subprocess.Popen(command, env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT,
+                                            stdout=out, stderr=subprocess.STDOUT)
+        if console:
+            threading.Thread(target=poll, args=(f"http://127.0.0.1:{port}/", self.stop), daemon=True).start()
+        self.pages = LineCounter(state / "crawl.log")
+
+    def mark(self) -> tuple[int, float, dict[str, float]]:
+        return self.pages.count(), time.monotonic(), thread_cpu(self.process.pid)
+
+    def since(self, start: tuple[int, float, dict[str, float]]) -> tuple[float, dict[str, float]]:
+        """Pages/s and CPU ms per page, by thread group (crawl_threads.py's main, refq, other)
+        and in all, since ``start`` (:meth:`mark`)."""
+        first, started, cpu = start
+        cpu = {group: seconds - cpu[group] for group, seconds in thread_cpu(self.process.pid).items()}
+        done = self.pages.count() - first
         cpu_ms = {group: 1000 * seconds / max(done, 1) for group, seconds in cpu.items()}
         cpu_ms["all"] = sum(cpu_ms.values())
-        if process.poll() is not None:
-            raise SystemExit(f"the crawl ended before {args.seconds} s: use a larger --pages")
+        if self.process.poll() is not None:
+            raise SystemExit("a crawl ended before its --seconds: use a larger --pages")
+        return done / (time.monotonic() - started), cpu_ms
+
+    def end(self) -> None:
+        self.stop.set()
+        if self.process.poll() is None:
+            self.process.terminate()
+        self.process.wait()
+
+
+def measure(crawls: list[Crawl], args: argparse.Namespace) -> list[tuple[float, dict[str, float]]]:
+    """Pages/s and CPU ms per page of ``crawls`` (started together) over the same window, after
+    ``--warmup``, or each over its own ``--span`` of pages (module docstring)."""
+    try:
+        if args.span:
+            return over_span(crawls, *args.span)
+        time.sleep(args.warmup)
+        marks = [crawl.mark() for crawl in crawls]
+        time.sleep(args.seconds - args.warmup)
+        return [crawl.since(mark) for crawl, mark in zip(crawls, marks)]
     finally:
-        stop.set()
-        if process.poll() is None:
-            process.terminate()
-        process.wait()
-    return rate, cpu_ms
+        for crawl in crawls:
+            crawl.end()
+
+
+def over_span(crawls: list[Crawl], first: int, last: int) -> list[tuple[float, dict[str, float]]]:
+    """Each crawl measured from its ``first``-th crawl.log line to its ``last``-th: the same
+    pages, so the same DRUM merges and flushes, whenever each gets there."""
+    marks: dict[Crawl, tuple] = {}
+    measured: dict[Crawl, tuple[float, dict[str, float]]] = {}
+    while len(measured) < len(crawls):
+        time.sleep(0.1)
+        for crawl in (crawl for crawl in crawls if crawl not in measured):
+            pages = crawl.pages.count()
+            if crawl not in marks and pages >= first:
+                marks[crawl] = crawl.mark()
+            elif crawl in marks and pages >= last:
+                measured[crawl] = crawl.since(marks[crawl])
+            elif crawl.process.poll() is not None:
+                raise SystemExit(f"a crawl ended at {pages:,} pages, before --span's last: use a larger --pages")
+    return [measured[crawl] for crawl in crawls]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,6 +138,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=60.0, help="seconds each crawl runs")
     parser.add_argument("--warmup", type=float, default=15.0, help="seconds of start-up left out of the rate")
+    parser.add_argument("--span", type=int, nargs=2, metavar=("FIRST", "LAST"),
+                        help="measure each crawl from its FIRST-th to its LAST-th page instead of over a window of "
+                             "time (--warmup, --seconds)")
+    parser.add_argument("--together", action="store_true",
+                        help="run a round's two crawls at the same time, sharing the cores and the moment's load")
     args = parser.parse_args(argv)
     site = ROOT / "bench-output" / f"threads-site-{args.pages}"
     if not site.is_dir():
@@ -104,12 +152,14 @@ def main(argv: list[str] | None = None) -> int:
     cpu: dict[bool, list[dict[str, float]]] = {False: [], True: []}
     with StaticSite(site, server="nginx") as url, tempfile.TemporaryDirectory(prefix="console-cost-") as scratch:
         for round_ in range(args.rounds):
-            for console in (round_ % 2 == 1, round_ % 2 == 0):
-                rate, cpu_ms = crawl(url, Path(scratch) / f"{round_}-{console}", console, args)
-                rates[console].append(rate)
-                cpu[console].append(cpu_ms)
-                print(f"round {round_} {'console' if console else 'plain'}: {rate:.1f} pages/s, CPU ms/page "
-                      + " ".join(f"{group} {ms:.2f}" for group, ms in cpu_ms.items()), flush=True)
+            order = (round_ % 2 == 1, round_ % 2 == 0)
+            for consoles in [order] if args.together else [(console,) for console in order]:
+                crawls = [Crawl(url, Path(scratch) / f"{round_}-{console}", console) for console in consoles]
+                for console, (rate, cpu_ms) in zip(consoles, measure(crawls, args)):
+                    rates[console].append(rate)
+                    cpu[console].append(cpu_ms)
+                    print(f"round {round_} {'console' if console else 'plain'}: {rate:.1f} pages/s, CPU ms/page "
+                          + " ".join(f"{group} {ms:.2f}" for group, ms in cpu_ms.items()), flush=True)
     # Each round's console run against its plain run: the pairs share the machine's load of the moment.
     ratio = statistics.median(c / p for c, p in zip(rates[True], rates[False]))
     cpu_ratio = statistics.median(c["all"] / p["all"] for c, p in zip(cpu[True], cpu[False]))

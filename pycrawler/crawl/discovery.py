@@ -30,8 +30,10 @@ def discovered(url: str, layer: int, hop_path: str, via: str | None) -> CrawlUrl
 
 class LinkScheduler:
     """Puts links in the frontier, each at its layer with its hop path and via (the crawl's
-    seeds, its pages' links, what other cluster workers sent), grouped by layer: one
-    :meth:`~pycrawler.frontier.workqueues.WorkQueueFrontier.schedule` call a layer."""
+    seeds, its pages' links, what other cluster workers sent), lower layers first, in one
+    :meth:`~pycrawler.frontier.workqueues.WorkQueueFrontier.schedule` call: one transaction and
+    one pass through the Visited table a flush, where a call a layer made five of each at a
+    flush of a deep crawl (a DRUM add appends to every bucket file)."""
 
     def __init__(self, frontier: WorkQueueFrontier, stats_log: StatsLog | None = None):
         self.frontier, self.stats_log = frontier, stats_log
@@ -39,10 +41,11 @@ class LinkScheduler:
     def __call__(self, links: Sequence[tuple[str, int, str, str | None]], force: bool = False) -> None:
         """``links``: (url, layer, hop path, via) each, plain tuples or
         :class:`~pycrawler.cluster.protocol.Link`; ``force``: past the seen table."""
-        by_layer: dict[int, list[CrawlUrl]] = {}
-        for url, layer, hops, via in links:
-            by_layer.setdefault(layer, []).append(discovered(url, layer, hops, via))
+        # A stable sort: within a layer, the links keep their order (and a URL found at two
+        # layers is new at the lower one), as when each layer was scheduled on its own.
+        records = sorted((discovered(url, layer, hops, via) for url, layer, hops, via in links),
+                         key=lambda record: record.layer)
         if self.stats_log is not None:
             self.stats_log.scheduled(len(links))
-        for layer, records in sorted(by_layer.items()):
-            self.frontier.schedule(records, layer=layer, force=force)
+        if records:
+            self.frontier.schedule(records, layer=records[0].layer, force=force)

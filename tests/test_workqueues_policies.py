@@ -145,6 +145,7 @@ def test_a_frontier_with_nothing_to_hand_out_refills_from_a_part_of_a_drum_round
     assert visited.drum.merges == 1 and 0 < len(frontier) < 200
     frontier.flush()
     assert len(frontier) == 200 and visited.drum.merges <= 16
+    assert frontier.states.fewer_than(201) and not frontier.states.fewer_than(200)  # len(frontier) < n
     handed = []
     while batch := frontier.next_batch(50):
         handed += batch

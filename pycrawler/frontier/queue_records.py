@@ -216,6 +216,16 @@ class QueueStates:
         """URLs not finished (waiting or in process), over every queue."""
         return sum(q.count for q in self.queues.values())
 
+    def fewer_than(self, n: int) -> bool:
+        """Whether fewer than ``n`` URLs are not finished: ``len(self) < n``, but stopping at the
+        ``n``-th URL, for the schedule path to ask at every flush of a crawl of many queues."""
+        total = 0
+        for queue in self.queues.values():
+            total += queue.count
+            if total >= n:
+                return False
+        return True
+
 
 def require_writable(env) -> None:
     """Refuse a change to a frontier whose environment is open read-only."""

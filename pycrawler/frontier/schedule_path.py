@@ -145,7 +145,7 @@ class Scheduler:
                         before = self.totals["enqueued"]
                         self.visited.add_batch(seen_keys, [head + v for v in unpack(*values)], txn=txn)
                         result.enqueued = self.totals["enqueued"] - before
-                if len(self.states) < self.refill_below:
+                if self.states.fewer_than(self.refill_below):
                     self.visited.request_flush()
         self.totals["rejected"] += result.rejected
         self.totals["duplicates"] += result.duplicates

@@ -308,10 +308,10 @@ class Drum:
         round_ = self._round
         if round_ is None:
             return
-        overgrown = [b for b, disk in enumerate(self._disk) if disk.size > 2 * limit]
-        if overgrown:
-            self._spill(overgrown[0])
-            self._merge(overgrown[0], txn)
+        overgrown = next((b for b, disk in enumerate(self._disk) if disk.size > 2 * limit), None)
+        if overgrown is not None:
+            self._spill(overgrown)
+            self._merge(overgrown, txn)
         elif time.monotonic() >= round_.resume_at:
             self._step(txn)
 
@@ -341,16 +341,13 @@ class Drum:
         return merged
 
     def _merge_all(self, txn=None) -> None:
-        """Merge every bucket, lowest key range first (one ordered walk of the repository),
-        finishing the round under way first."""
-        if self._round is None:
-            self._round = _Round(self.merges)
+        """Merge every bucket, lowest key range first (one ordered walk of the repository):
+        the round under way to its end, then a round for the buckets it had passed, if they
+        have filled since."""
+        self.request_round()
         while self._round is not None:
             self._step(txn)
-        if self.queued():  # the round under way had passed buckets that have filled since
-            self._round = _Round(self.merges)
-            while self._round is not None:
-                self._step(txn)
+            self.request_round()
 
     def _merge(self, b: int, txn=None) -> None:
         disk = self._disk[b]

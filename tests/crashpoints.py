@@ -16,8 +16,8 @@ included, and whatever points other code adds later. Every point a mode passes i
 between 2 and the hits the coming process is expected to make, up to :data:`LATER_HIT_MAX`; a
 point a process passes only once is killed again at its hit in a later process). Two settings
 for crash tests make a crawl of a few hundred pages pass every step: DRUM merges inside its
-flushes (:data:`DRUM_BUCKET_BYTES`) and WARC files are finished while it runs
-(:data:`WARC_MAX_SIZE`).
+flushes, in paced rounds of few buckets (:data:`DRUM_BUCKET_BYTES`), and WARC files are
+finished while it runs (:data:`WARC_MAX_SIZE`).
 
 **Chained kills.** The processes of a *round* share one state folder: each resumes the one
 killed before it, with the same command, armed with the next point. The point chosen is the
@@ -85,7 +85,7 @@ from test_crawl_kill import crawl_log_200s, warc_responses
 
 from pycrawler.crawl.warc import MAX_SIZE_VARIABLE, OPEN_SUFFIX
 from pycrawler.failpoints import ARM_VARIABLE, TRACE_VARIABLE
-from pycrawler.seen.drum.visited import BUCKET_BYTES_VARIABLE
+from pycrawler.seen.drum.visited import BUCKET_BYTES_VARIABLE, BUCKETS_VARIABLE
 
 CACHE = "clock:4096"
 CONCURRENCY = 8
@@ -95,9 +95,12 @@ REPAIR_POINTS = ("warc.repair.cut", "warc.repair.renamed")  # passed at start-up
 MISSES_PER_ROUND = 2  # processes of a round that may go past a start-up point armed, before it waits for the next
 FLUSH_POINTS = ("flush.", "outputs.log_flushed")  # a flush's points: before the first, start-up; after the last, close
 CLOSE_POINTS = ("crawl.close.",)  # passed only in a crawl's close
-DRUM_BUCKET_BYTES = "1"
-"""DRUM merges at the next enqueue once any bucket holds operations on disk: a crawl of a few
-hundred pages then merges inside flushes too, not only when its frontier runs dry."""
+DRUM_BUCKET_BYTES, DRUM_BUCKETS = "1024", "4"
+"""DRUM's buckets are 4 of 1 KB: a crawl of a few hundred pages then merges inside its flushes
+too, not only when its frontier runs dry, and ends a paced merge round (a bucket a step, as a
+crawl at scale merges) every few flushes, so its points inside a round and at its end are each
+passed several times by one process; a bucket past 2 KB, a few flushes' links, is merged at
+once (the overgrown path)."""
 WARC_MAX_SIZE = str(32 << 10)
 """WARC files of 32 KB: a crawl finishes some while it runs (about 20 pages each), not only at close."""
 CLUSTER_TIMINGS = ("--lease", "2", "--heartbeat", "0.3", "--settle", "0.3")
@@ -334,7 +337,7 @@ class Campaign:
         """Run one process (armed with ``armed``, or killed at random) to its end; what it did."""
         environment = {k: v for k, v in os.environ.items() if k != ARM_VARIABLE}
         environment |= {TRACE_VARIABLE: str(trace), BUCKET_BYTES_VARIABLE: DRUM_BUCKET_BYTES,
-                        MAX_SIZE_VARIABLE: WARC_MAX_SIZE}
+                        BUCKETS_VARIABLE: DRUM_BUCKETS, MAX_SIZE_VARIABLE: WARC_MAX_SIZE}
         if armed is not None:
             environment[ARM_VARIABLE] = f"{armed.point}:{armed.hit}"
         before = server.page_counts()

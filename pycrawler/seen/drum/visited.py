@@ -24,9 +24,13 @@ from .engine import Drum
 _STR, _BYTES, _PICKLE, _INDEX = b"s", b"b", b"p", b"i"
 
 BUCKET_BYTES_VARIABLE = "PYCRAWLER_DRUM_BUCKET_BYTES"
-"""For crash tests only: a disk bucket's size (bytes) that starts a merge round, in place of
+"""For tests only: a disk bucket's size (bytes) that starts a merge round, in place of
 :class:`Drum`'s 8 MB, so that a crawl of a few hundred pages also merges inside the enqueue
-of a flush, not only when its frontier runs dry (tests/crashpoints.py sets it)."""
+of a flush, not only when its frontier runs dry."""
+BUCKETS_VARIABLE = "PYCRAWLER_DRUM_BUCKETS"
+"""For tests only: the number of buckets of a new DRUM, in place of :class:`Drum`'s 64, so that
+a crawl of a few hundred pages ends several paced merge rounds (a round merges a bucket per
+step). tests/crashpoints.py sets both, to kill a crawl inside its rounds and at their ends."""
 _INDEX_CODE = _INDEX[0]
 
 ROUND_SHARE = 0.25
@@ -105,10 +109,8 @@ class DrumVisited(Visited):
     def __init__(self, path, **drum_options):
         if small := os.environ.get(BUCKET_BYTES_VARIABLE):
             drum_options.setdefault("bucket_bytes", int(small))
-            # Whole rounds, so that a crawl of a few hundred pages ends several of them, and the
-            # crash harness can kill at a round's end in a later process too (paced rounds end
-            # once a crawl that small); the paced path is held by tests/test_drum.py.
-            drum_options.setdefault("round_share", None)
+        if few := os.environ.get(BUCKETS_VARIABLE):
+            drum_options.setdefault("num_buckets", int(few))
         drum_options.setdefault("round_share", ROUND_SHARE)
         self._answers: np.ndarray | None = None
         self.drum = Drum(path, _Route(self), **drum_options)

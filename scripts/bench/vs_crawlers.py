@@ -31,7 +31,8 @@ The modes (``--modes``):
   --queue-policy bkdr`` (one URL in flight per queue, 4x concurrency queues over the site).
   Heritrix: its 25 toe threads, ``parallelQueues`` 8 with ``parallelQueuesRandomAssignment``
   (one host over 8 queues, the fastest it crawled one host), WARC writer off. crawler4j: 32
-  threads. Scrapy: 32 requests, 32 per host.
+  threads, or each count of ``--crawler4j-threads`` as a peer of its own (``crawler4j-N``): more
+  threads contend in crawler4j, so its best count is searched. Scrapy: 32 requests, 32 per host.
 - ``per-host-1``: one connection per host, Heritrix's rule. pycrawler ``--queue-policy host``,
   Heritrix's default queues (one per host), Scrapy ``CONCURRENT_REQUESTS_PER_DOMAIN=1``; 32
   fetches in flight at most over all hosts (Heritrix: 32 toe threads). crawler4j has no
@@ -309,17 +310,17 @@ def crawler4j_program(work: Path) -> list[str]:
     return ["java", "-cp", classpath, "Crawler4jBench"]
 
 
-def crawler4j_threads(site: Site, mode: str) -> int | None:
-    """crawler4j's threads for the mode, None where it has no such setting."""
+def crawler4j_threads(site: Site, mode: str, best: list[int]) -> list[int]:
+    """crawler4j's thread counts to run in the mode (``best``: those searched at its best),
+    none where it has no such setting."""
     if mode == "best":
-        return CONCURRENCY
+        return best
     if mode == "per-host-8" and len(site.hosts) == 1:
-        return PER_HOST
-    return None
+        return [PER_HOST]
+    return []
 
 
-def run_crawler4j(site: Site, mode: str, work: Path, program: list[str]) -> tuple[Run, str]:
-    threads = crawler4j_threads(site, mode)
+def run_crawler4j(site: Site, threads: int, work: Path, program: list[str]) -> tuple[Run, str]:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     run = Run("crawler4j")
@@ -401,21 +402,19 @@ def summarise(results: list[Result], shapes: list[str], modes: list[str]) -> dic
             if not rows:
                 continue
             print(f"\n{shape}, {mode}:")
-            print(f"  {'crawler':10} {'pages/s':>9} {'in span':>9} {'CPU s/1k':>9} {'RSS MB':>8} {'once':>5}  settings")
+            print(f"  {'crawler':12} {'pages/s':>9} {'in span':>9} {'CPU s/1k':>9} {'RSS MB':>8} {'once':>5}  settings")
             medians = {}
-            for crawler in CRAWLERS:
+            for crawler in dict.fromkeys(r.crawler for r in rows):
                 mine = [r for r in rows if r.crawler == crawler]
-                if not mine:
-                    continue
                 if not mine[0].run.ran and mine[0].run.exit_code is None:
-                    print(f"  {crawler:10} {'NA':>9} {'NA':>9} {'NA':>9} {'NA':>8} {'NA':>5}  {mine[0].run.note}")
+                    print(f"  {crawler:12} {'NA':>9} {'NA':>9} {'NA':>9} {'NA':>8} {'NA':>5}  {mine[0].run.note}")
                     continue
                 pps, cpu, rss = (median([r.pages_per_s for r in mine]), median([r.cpu_per_1k for r in mine]),
                                  median([r.rss_mb for r in mine]))
                 once = all(r.once for r in mine)
                 medians[crawler] = (pps, cpu, rss, once)
                 span = median([r.span_pages_per_s for r in mine])
-                print(f"  {crawler:10} {figure(pps):>9} {figure(span):>9} {figure(cpu, 2):>9} {figure(rss, 0):>8} "
+                print(f"  {crawler:12} {figure(pps):>9} {figure(span):>9} {figure(cpu, 2):>9} {figure(rss, 0):>8} "
                       f"{'yes' if once else 'no':>5}  {mine[0].settings}")
                 figures[f"{shape}.{mode}.{crawler}_pps"] = figure(pps)
             ours = medians.get("pycrawler")
@@ -433,6 +432,21 @@ def summarise(results: list[Result], shapes: list[str], modes: list[str]) -> dic
     return figures
 
 
+def runs(crawlers: list[str], crawler4j_counts: list[int]) -> list[tuple[str, int | None]]:
+    """The runs of a mode, in order: (name, crawler4j's threads or None); crawler4j once per
+    thread count (named ``crawler4j-N`` when there are several: each a peer of its own), or
+    once with None where the mode has no such setting."""
+    order: list[tuple[str, int | None]] = []
+    for crawler in crawlers:
+        if crawler != "crawler4j":
+            order.append((crawler, None))
+        elif len(crawler4j_counts) > 1:
+            order += [(f"crawler4j-{n}", n) for n in crawler4j_counts]
+        else:
+            order.append((crawler, crawler4j_counts[0] if crawler4j_counts else None))
+    return order
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
     parser.add_argument("--shapes", nargs="+", choices=SHAPES, default=list(SHAPES))
@@ -444,6 +458,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--few-hosts-pages", type=int, default=1000, help="pages per host")
     parser.add_argument("--web-pages", type=int, default=100_000)
     parser.add_argument("--web-hosts", type=int, default=128)
+    parser.add_argument("--crawler4j-threads", type=int, nargs="+", default=[CONCURRENCY], metavar="N",
+                        help=f"crawler4j's threads at its best, each a run of its own (default {CONCURRENCY}): "
+                             "its best count is searched, not assumed")
     parser.add_argument("--keep", type=Path, default=None, help="keep the sites, logs and states here")
     args = parser.parse_args(argv)
 
@@ -471,9 +488,9 @@ def main(argv: list[str] | None = None) -> int:
                  else contextlib.nullcontext()) as heritrix:
             for round_number in range(1, args.rounds + 1):
                 for mode in args.modes:
-                    for crawler in args.crawlers:
+                    for crawler, threads in runs(args.crawlers, crawler4j_threads(site, mode, args.crawler4j_threads)):
                         folder = work / "runs" / f"{shape}-{mode}-{crawler}"
-                        if crawler == "crawler4j" and crawler4j_threads(site, mode) is None:
+                        if crawler == "crawler4j" and threads is None:
                             run = Run("crawler4j", note="no such setting: crawler4j's threads take any host's URLs")
                             results.append(Result(crawler, shape, mode, run))
                             continue
@@ -482,8 +499,8 @@ def main(argv: list[str] | None = None) -> int:
                             run, settings = run_pycrawler(site, mode, folder)
                         elif crawler == "scrapy":
                             run, settings = run_scrapy(site, mode, folder)
-                        elif crawler == "crawler4j":
-                            run, settings = run_crawler4j(site, mode, folder, program)
+                        elif crawler.startswith("crawler4j"):
+                            run, settings = run_crawler4j(site, threads, folder, program)
                         else:
                             run, settings = heritrix.run(site, mode)
                         result = Result(crawler, shape, mode, run, settings=settings)

@@ -14,12 +14,13 @@ The flow of a URL:
    off): a precluded URL is logged with status -9998 and recorded, not fetched; the host's
    ``Crawl-delay`` goes into the queue's politeness delay.
 3. **fetch** (:class:`~pycrawler.fetch.Fetcher`), one crawl.log line per attempt, WARC
-   records when asked.
+   records when asked. The URL's queue is released as the fetch ends
+   (:meth:`WorkQueueFrontier.release`): it hands out its next URL once its politeness delay
+   has passed, while this one keeps its slot and stays pending, so one connection to a host
+   fetches its next page while the last one is worked on.
 4. **page work** in worker processes (:mod:`.pages`): extraction, scope, depth and trap
    filters, the encoded record. A redirect's target is a discovered URL with hop ``R``
-   (same layer; at most :data:`MAX_TRAILING_REDIRECTS` in a row). The URL's queue is
-   released then (:meth:`WorkQueueFrontier.release`): it hands out its next URL once its
-   politeness delay has passed, while this one keeps its slot and stays pending.
+   (same layer; at most :data:`MAX_TRAILING_REDIRECTS` in a row).
 5. **flush**, in batches (every :attr:`CrawlConfig.flush_interval` seconds or
    :attr:`CrawlConfig.flush_pages` pages): the pages' new links are scheduled through the
    frontier (which canonicalises and dedupes them through the Visited table), their records
@@ -80,7 +81,7 @@ from .. import failpoints, jvm
 from ..atomic_write import write_atomically
 from ..cluster.protocol import Link, LinkExchange
 from ..errors import BadInput, PycrawlerError
-from ..fetch import ALLOWED, FetchConfig, Fetcher, RobotsCache
+from ..fetch import ALLOWED, FetchConfig, Fetcher, FetchResult, RobotsCache
 from ..fetch import status as fetch_status
 from ..frontier.politeness import Outcome
 from ..frontier.todo import JE_CONFIG
@@ -121,6 +122,17 @@ TRANSIENT_STATUSES = frozenset({fetch_status.CONNECT_FAILED, fetch_status.CONNEC
 
 def is_transient(status: int) -> bool:
     return status in TRANSIENT_STATUSES
+
+
+@dataclasses.dataclass(slots=True)
+class Fetch:
+    """A fetch that is over, before its page is worked on: the server's answer, the outcome its
+    queue turns around on, and crawl.log's hop path and via of the URL."""
+
+    result: FetchResult
+    outcome: Outcome
+    hop_path: str
+    via: str
 
 
 class Crawler:
@@ -537,9 +549,18 @@ class Crawler:
 
     async def _process(self, record: CrawlUrl) -> None:
         worker = self.in_flight.worker()
+        released = False
         try:
             try:
-                finished = await self._fetch_and_work(record, worker)
+                fetch = await self._fetch(record, worker)
+                if isinstance(fetch, Finished):  # refused without a fetch (robots.txt)
+                    finished = fetch
+                else:
+                    # The queue turns around as the fetch ends, not after the page's work: with one
+                    # connection a host, its next fetch overlaps this page's parse.
+                    self._release(record.ori_url, fetch.outcome)
+                    released = True
+                    finished = await self._work(record, worker, fetch)
             except (asyncio.CancelledError, PycrawlerError):
                 raise
             except Exception as exc:  # a bug on one URL must not stop the crawl: -5 records it
@@ -553,12 +574,17 @@ class Crawler:
             return
         finally:
             self.in_flight.free(worker)
-        # Its queue may hand out its next URL now (after its delay); the URL stays pending, and
-        # in this run's count of URLs in process, until the flush commits its completion.
-        self.frontier.release(finished.url, finished.outcome)
-        self._wakeup.set()
+        if not released:
+            self._release(finished.url, finished.outcome)
         if self.in_flight.finish(finished):
             self._flush_due.set()
+
+    def _release(self, url: str, outcome: Outcome) -> None:
+        """The URL's queue may hand out its next URL now (after its delay); the URL stays
+        pending, and in this run's count of URLs in process, until the flush commits its
+        completion (a processing that raises after it keeps the fetch's outcome)."""
+        self.frontier.release(url, outcome)
+        self._wakeup.set()
 
     def _broken(self, record: CrawlUrl, worker: int, exc: Exception) -> Finished:
         """A URL whose processing raised: logged and recorded as Heritrix's -5 (runtime exception)."""
@@ -571,8 +597,9 @@ class Crawler:
         self.summary.statuses[code] += 1
         return Finished.failed(record, hop_path, code)
 
-    async def _fetch_and_work(self, record: CrawlUrl, worker: int) -> Finished:
-        url, layer = record.ori_url, record.layer
+    async def _fetch(self, record: CrawlUrl, worker: int) -> Fetch | Finished:
+        """The URL's fetch and its outcome, or, when robots.txt refuses it, the URL finished."""
+        url = record.ori_url
         hop_path, via = discovery(record)
         summary = self.summary
         verdict = await self.robots.verdict(url)
@@ -588,7 +615,20 @@ class Crawler:
             return Finished.retry(record, hop_path, verdict)
 
         result = await self.fetcher.fetch(url)
-        status = result.status
+        status, seconds, delay = result.status, result.duration_ms / 1000, self.robots.crawl_delay(url)
+        if is_transient(status):
+            outcome = Outcome.retry(seconds, crawl_delay=delay, status_code=status)
+        elif status > 0:
+            outcome = Outcome.success(seconds, crawl_delay=delay, status_code=status)
+        else:
+            outcome = Outcome.failure(seconds, crawl_delay=delay, status_code=status)
+        return Fetch(result, outcome, hop_path, via)
+
+    async def _work(self, record: CrawlUrl, worker: int, fetch: Fetch) -> Finished:
+        """What a fetch gives: its page's links (from a page worker), the record's fields, the
+        outputs' lines and records."""
+        url, layer, result = record.ori_url, record.layer, fetch.result
+        status, hop_path, via, summary = result.status, fetch.hop_path, fetch.via, self.summary
         summary.statuses[status] += 1
         self.progress.fetched(status, len(result.payload))
         self.progress.tick()
@@ -616,15 +656,7 @@ class Crawler:
             if (trailing_redirects(hop_path) < MAX_TRAILING_REDIRECTS and self.scope.allows(target)
                     and not self.path_rule.rejects(target)):
                 links.append((target, Hop.REDIRECT.value))
-        seconds = result.duration_ms / 1000
-        delay = self.robots.crawl_delay(url)
-        if is_transient(status):
-            outcome = Outcome.retry(seconds, crawl_delay=delay, status_code=status)
-        elif status > 0:
-            outcome = Outcome.success(seconds, crawl_delay=delay, status_code=status)
-        else:
-            outcome = Outcome.failure(seconds, crawl_delay=delay, status_code=status)
-        finished = Finished.fetched(record, hop_path, links, outcome)  # the record encoded before the outputs see the fetch
+        finished = Finished.fetched(record, hop_path, links, fetch.outcome)  # the record encoded before the outputs see the fetch
         parsed = page.outlinks if page is not None else None  # a list only when WARC or trace asks
         outlinks = [Outlink(u, Hop(h), c) for u, h, c in parsed] if parsed is not None else None
         self.outputs.fetched(result, hop_path=hop_path, via=via, worker=worker, outlinks=outlinks)

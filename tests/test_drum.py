@@ -9,6 +9,7 @@ import pytest
 
 from pycrawler.errors import BadInput
 from pycrawler.seen.drum import Collector, Dispatcher, Drum, DrumVisited, HostCache
+from pycrawler.seen.drum.blobs import Blobs
 
 
 def keys(*values: int) -> np.ndarray:
@@ -311,3 +312,13 @@ def test_a_drum_repository_in_its_own_environment_is_adopted_by_the_state(tmp_pa
             assert seen.joins_transactions_of(env)
             assert seen.contains_many(np.array([21, 22, 23], dtype=np.uint64)).tolist() == [True, True, False]
     assert not (state / "drum" / "repository").exists()
+
+
+def test_a_slice_of_blobs_reads_as_the_strings_it_names():
+    # An add's aux is gathered once in bucket order and handed to each bucket as a slice.
+    accent = "é".encode()
+    blobs = Blobs.of([b"a", b"", b"bcd", "é", b"ef"])
+    part = blobs.slice(1, 4)
+    assert list(part) == [b"", b"bcd", accent] and part[2] == accent and len(part) == 3 and part.nbytes == 5
+    assert part.take(np.array([2, 0])).tolist() == [accent, b""]
+    assert Blobs.concat([part, blobs.slice(4, 5)]).tolist() == [b"", b"bcd", accent, b"ef"]

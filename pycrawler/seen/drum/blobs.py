@@ -68,6 +68,10 @@ class Blobs:
         gather = np.repeat(starts - out[:-1], lengths) + np.arange(out[-1], dtype=np.int64)
         return Blobs(self.data[gather], out)
 
+    def slice(self, start: int, stop: int) -> Blobs:
+        """The strings ``start`` to ``stop`` (excluded), sharing this one's data (no copy)."""
+        return Blobs(self.data, self.offsets[start:stop + 1])
+
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
@@ -77,8 +81,8 @@ class Blobs:
         return self.data[self.offsets[i]:self.offsets[i + 1]].tobytes()
 
     def __iter__(self) -> Iterator[bytes]:
-        buf = self.data.tobytes()
         base = int(self.offsets[0])
+        buf = self.data[base:int(self.offsets[-1])].tobytes()
         off = (self.offsets - base).tolist()
         return (buf[off[i]:off[i + 1]] for i in range(len(off) - 1))
 

@@ -244,10 +244,16 @@ class Drum:
             order = np.argsort(bucket, kind="stable")  # a radix sort: keeps arrival order
             bounds = np.zeros(self.num_buckets + 1, dtype=np.int64)
             np.cumsum(np.bincount(bucket, minlength=self.num_buckets), out=bounds[1:])
+            # One gather in bucket order, then a slice a bucket (not a gather a bucket: a flush's
+            # add spreads over all of them).
+            keys = keys[order]
+            values = values.take(order) if values is not None else None
+            aux = aux.take(order) if aux is not None else None
+            edges = bounds.tolist()
             for b in np.flatnonzero(np.diff(bounds)).tolist():
-                idx = order[bounds[b]:bounds[b + 1]]
-                self._buffer(b, Operations(keys[idx], op, values.take(idx) if values is not None else None,
-                                                aux.take(idx) if aux is not None else None))
+                lo, hi = edges[b], edges[b + 1]
+                self._buffer(b, Operations(keys[lo:hi], op, values.slice(lo, hi) if values is not None else None,
+                                                aux.slice(lo, hi) if aux is not None else None))
         limit = self.bucket_limit()
         if self.round_share is None:
             if any(disk.size > limit for disk in self._disk):

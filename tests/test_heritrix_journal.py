@@ -336,8 +336,15 @@ def test_urls_whose_journal_lines_raced_their_ordinals_are_placed_by_their_value
     # A queue whose journal URLs are as many as its keys but not the ones its values name (a
     # journal of another moment): not paired, said so.
     pending |= {h3_key("c.example", 3, 1, n): kryo_value(f"http://c.example/{n}") for n in (1, 2)}
+    # And so is one where a value gives no URI but another names a URL the journal does not
+    # leave pending (a journal cut short, as a real Heritrix 3.13 run left one): the order
+    # pairing would put http://d.example/9 on the key of http://d.example/2.
+    pending |= {h3_key("d.example", 3, 1, 1): kryo_value("http://d.example/1"),
+                h3_key("d.example", 3, 1, 2): kryo_value("http://d.example/2"),
+                h3_key("d.example", 3, 1, 3): b"http://d.example/3"}
     write_h3(tmp_path / "state", pending, heritrix_keys(race + plain).tolist())
-    swapped = [race[0], race[2], race[1], plain[0], plain[2], plain[1], "http://c.example/1", "http://c.example/3"]
+    swapped = [race[0], race[2], race[1], plain[0], plain[2], plain[1], "http://c.example/1", "http://c.example/3",
+               "http://d.example/1", "http://d.example/9", "http://d.example/3"]
     write(tmp_path / "logs" / "frontier.recover.gz", gz(*(line(ADDED, url, "L", SEED) for url in swapped)))
     done = pycrawler("heritrix", "export", tmp_path / "state", "--recover-log", tmp_path / "logs",
                      "--pending", tmp_path / "p.jsonl")
@@ -346,9 +353,13 @@ def test_urls_whose_journal_lines_raced_their_ordinals_are_placed_by_their_value
     assert [(r["queue"], r["ordinal"], r["uri"]) for r in rows] == [
         ("a.example", 1, race[0]), ("a.example", 2, race[1]), ("a.example", 3, race[2]),
         ("b.example", 1, plain[0]), ("b.example", 2, plain[2]), ("b.example", 3, plain[1]),
-        ("c.example", None, "http://c.example/1"), ("c.example", None, "http://c.example/3")]
+        ("c.example", None, "http://c.example/1"), ("c.example", None, "http://c.example/3"),
+        ("d.example", None, "http://d.example/1"), ("d.example", None, "http://d.example/9"),
+        ("d.example", None, "http://d.example/3")]
     assert "6 placed by the pending keys (heritrix-host queues) (2 by their values' URIs" in done.stderr
     assert ("queue c.example: 2 pending keys, 2 journal URLs (its values name other URLs), not paired"
+            in done.stderr)
+    assert ("queue d.example: 3 pending keys, 3 journal URLs (its values name other URLs), not paired"
             in done.stderr)
 
 

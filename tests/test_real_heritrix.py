@@ -186,15 +186,23 @@ def test_a_journal_cut_short_by_a_kill_is_read_up_to_the_cut_and_said_so(crawl, 
         whole = part.read().count(b"\n")
     whole += zlib.decompressobj(31).decompress(second[:len(second) * 2 // 3]).count(b"\n")   # lines before the cut
     assert f"recover log: {whole} lines in 2 files" in live.stderr
-    # What the cut journal leaves pending is more than the state holds (the finishing lines are
-    # lost), so no queue pairs up: each is named, and its URLs are exported unplaced, as queued.
+    # A queue with lines after the cut is left by the cut journal with other URLs pending than the
+    # state holds (its finishing lines are lost): it is named, and its URLs are exported unplaced,
+    # as queued. A queue with no line after the cut (its host idle then) pairs up, and each of its
+    # URLs is placed exactly where Heritrix has it.
     heritrix = {row[4]: row for row in heritrix_rows(crawl.view2)}
     rows = [json.loads(line) for line in (tmp_path / "live.jsonl").read_text().splitlines()]
-    assert rows and not any(r["placed"] for r in rows)
+    unpaired = set(re.findall(r"queue (\S+): \d+ pending keys, .*not paired", live.stderr))
+    assert rows and unpaired
+    placed = [r for r in rows if r["placed"]]
+    assert all(r["queue"] in unpaired for r in rows if not r["placed"])
+    assert all(r["queue"] not in unpaired for r in placed)
+    assert [row for row in exported_rows(tmp_path / "live.jsonl") if row[4] in {r["uri"] for r in placed}] \
+        == [heritrix[r["uri"]] for r in placed]
+    assert len(unpaired | {r["queue"] for r in placed}) <= HOSTS
     still_pending = {p.uri for p in crawl.view1.pending} & set(heritrix)   # queued before cp1, never finished
     assert still_pending <= {r["uri"] for r in rows} <= set(heritrix) | set(crawl.run1)
     assert all((r["via"], r["pathFromSeed"]) == heritrix[r["uri"]][5:] for r in rows if r["uri"] in heritrix)
-    assert sum("not paired" in line for line in live.stderr.splitlines()) == HOSTS
 
 
 @pytest.fixture(scope="module")

@@ -32,8 +32,10 @@ few-hundred-URL loopback crawl), and then journal order is not key order. So Her
 values are read too, for the one field that needs no Heritrix class: a ``CrawlURI``'s Kryo
 record starts with its URI, written as Kryo writes an ASCII string (its bytes, the last one
 with its top bit set). Within a queue whose keys all start so, and whose URIs are exactly the
-journal's URLs for it, each key takes the journal URL of its own URI (:func:`kryo_uri`);
-otherwise the queue keeps the order pairing. ``reordered`` counts the keys this moved.
+journal's URLs for it, each key takes the journal URL of its own URI (:func:`kryo_uri`); a
+queue where one key's URI is not among the journal's URLs for it is not paired (a journal cut
+short may leave a queue as many URLs as it has keys, but others); otherwise the queue keeps the
+order pairing. ``reordered`` counts the keys this moved.
 
 Known limits: a URL Heritrix moved to another queue (its assignment changed under it) keeps
 its old ordinal, and one a forced revisit queued again keeps its first ordinal; where the
@@ -203,8 +205,9 @@ def _pair_by_uri(keys: PendingKeys, url_queue: np.ndarray, journal: PendingURLs,
                  paired_urls: np.ndarray, batch: int = 65536) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
     """The order pairing (``paired_keys[i]`` with ``paired_urls[i]``, queue by queue) redone by
     URI in every queue whose keys all carry one and whose URIs are the journal's URLs for it;
-    returns the pairs, how many keys took another URL, and the queues whose keys all carry a
-    URI but not the journal's URLs (a journal of another moment than the state)."""
+    returns the pairs, how many keys took another URL, and the queues whose keys' URIs are not
+    the journal's URLs (a journal of another moment than the state): those whose keys all carry
+    a URI and differ, and those where one key's URI is not among the journal's URLs at all."""
     if not len(paired_keys) or not np.any(keys.uri_hash[paired_keys]):
         return paired_keys, paired_urls, 0, np.empty(0, dtype=np.uint32)
     url_hash = np.zeros(len(paired_urls), dtype=np.uint64)
@@ -218,7 +221,13 @@ def _pair_by_uri(keys: PendingKeys, url_queue: np.ndarray, journal: PendingURLs,
     unknown = key_hash[by_key] == 0
     differs = (key_hash[by_key] != url_hash[by_url]) | unknown
     bad_queues = np.unique(queue[by_key][differs])
-    other_urls = np.setdiff1d(bad_queues, np.unique(queue[by_key][unknown]))   # every key with a URI, not these
+    # A key whose value names a URI the journal does not leave pending in its queue shows the
+    # journal is of another moment, even where other keys of that queue carry no URI (and the
+    # queue would otherwise keep the order pairing, putting other URLs on its keys).
+    in_queue = np.uint64(0x9E3779B97F4A7C15) * queue.astype(np.uint64)   # one hash space a queue
+    stray = (key_hash != 0) & ~np.isin(key_hash ^ in_queue, url_hash ^ in_queue)
+    other_urls = np.union1d(np.setdiff1d(bad_queues, np.unique(queue[by_key][unknown])),  # every key with a URI
+                            np.unique(queue[stray]))
     good = ~np.isin(queue[by_key], bad_queues)
     keys_out, urls_out = paired_keys.copy(), paired_urls.copy()
     keys_out[good], urls_out[good] = paired_keys[by_key][good], paired_urls[by_url][good]

@@ -33,10 +33,14 @@ a crawl of a few hundred pages ends several paced merge rounds (a round merges a
 step). tests/crashpoints.py sets both, to kill a crawl inside its rounds and at their ends."""
 _INDEX_CODE = _INDEX[0]
 
-ROUND_SHARE = 0.25
+ROUND_SHARE = 0.125
 """The share of its caller's time a merge round may take (:class:`Drum`'s ``round_share``): a
-crawl that adds its links at each commit keeps three quarters of its time for fetching while a
-round rewrites the repository, rather than none of it (a round at 1M pages takes 20-35 s)."""
+crawl that adds its links at each commit keeps most of its time for fetching while a round
+rewrites the repository and enqueues what it found new, rather than none of it (a round at 1M
+pages takes 20-35 s). A quarter slowed the crawl by a fifth for the 100 s of the round at 150k
+pages of the 1M-page synthetic web (scripts/bench/scale.py); an eighth spreads the same work
+over twice as long at half the cost a second. Buckets fill meanwhile; one past twice its limit
+is merged out of turn."""
 
 
 def encode_payloads(aux: Sequence[Any]) -> Blobs:

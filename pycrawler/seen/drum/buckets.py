@@ -104,8 +104,7 @@ def _chunks(data: bytes, magic: bytes):
 
 def _blob_parts(blobs: Blobs) -> list[np.ndarray]:
     """A chunk's lengths (uint32) and bytes of ``blobs``, contiguous (a slice's data is shared)."""
-    offsets = blobs.offsets
-    return [(offsets[1:] - offsets[:-1]).astype("<u4"), blobs.data[offsets[0]:offsets[-1]]]
+    return [blobs.lengths().astype("<u4"), blobs.payload()]
 
 
 def _blobs(payload: memoryview, at: int, count: int) -> Blobs:

@@ -75,7 +75,7 @@ class Repository:
         uniform = isinstance(ops, int)
         vals = voff = None
         if values is not None and values.nbytes:
-            vals = self._bytes(values.data[values.offsets[0]:values.offsets[-1]].tobytes())
+            vals = self._bytes(values.payload().tobytes())
             voff = self._ints((values.offsets - values.offsets[0]).astype(np.int32))
         with je_errors(self._where):
             arguments = (self._longs(words), None if uniform else self._bytes(ops.view(np.int8)), ops if uniform else 0,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pycrawler.errors import BadInput
 from pycrawler.frontier import assignment
@@ -44,7 +46,7 @@ def test_bkdr_hash_is_the_classic_seed_131_hash():
 
 
 @pytest.mark.parametrize("compiled", [False, True])
-def test_bkdr_hashes_in_python_and_compiled_agree_with_bkdr_hash(compiled, monkeypatch):
+def test_bkdr_hashes_in_numpy_and_compiled_agree_with_bkdr_hash(compiled, monkeypatch):
     if compiled:
         monkeypatch.setattr(assignment, "COMPILED_BATCH", 1)
     urls = ["http://a/", "http://example.com/" + "x" * 500, "http://\u00e9/\ud800", "u" * 64]
@@ -85,8 +87,20 @@ def test_the_safe_canonical_form(url, canonical):
 
 def test_the_fast_path_agrees_with_the_general_one():
     urls = ["http://a.b/x/y.html", "http://a.b/c?d=e&f=/g", "https://a.b/", "http://a.b/x/./y", "http://a.b/p?q=/./",
-            "http://a.b/x/../", "http://a.b/~u/"]
+            "http://a.b/x/../", "http://a.b/~u/", "http://a.b/./y", "http://a.b/..", "http://127.0.0.1:8080/p1.html", "http://a.b:80/", "https://a.b:443/",
+            "https://a.b:80/", "http://a.b:443/", "http://a.b:080/", "http://a.b:0/", "http://a.b:/", "http://a.b:123456/"]
     assert _safe_many(urls) == [safe(u) for u in urls]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.tuples(st.sampled_from(["http", "https", "HTTP"]),
+                 st.text("aZ0-.", min_size=1, max_size=6),
+                 st.sampled_from(["", ":", ":80", ":443", ":8080", ":0", ":08", ":65535", ":123456"]),
+                 st.text("ab/.?%2f~#: \u00e9", max_size=12)))
+def test_the_fast_path_agrees_with_the_general_one_on_any_spelling(parts):
+    scheme, host, port, tail = parts
+    url = f"{scheme}://{host}{port}/{tail}"
+    assert _safe_many([url]) == [safe(url)]
 
 
 def test_canonicalisers_are_pluggable():

@@ -129,10 +129,11 @@ def safe(url: str) -> str | None:
 
 
 # Already in safe form (the common case for links a parser resolved): lowercase http(s) scheme
-# and host, no port, userinfo, escape, fragment or dot segment, a path. Such URLs are returned
-# as they are, skipping the general path; the tests hold both paths equal.
-_ALREADY_SAFE = re.compile(r"https?://[a-z0-9\-.]+/(?![^?]*/\.)[A-Za-z0-9\-._~!$&'()*+,;=:@/]*"
-                           r"(?:\?[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*)?")
+# and host, no userinfo, escape, fragment or dot segment, a path, and no port or one that is
+# not a default (every site on a test host or an intranet has one). Such URLs are returned as
+# they are, skipping the general path; the tests hold both paths equal.
+_ALREADY_SAFE = re.compile(r"https?://[a-z0-9\-.]+(?::(?!80/|443/)[1-9][0-9]{0,4})?(?![^?]*/\.)/"
+                           r"[A-Za-z0-9\-._~!$&'()*+,;=:@/]*(?:\?[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*)?")
 
 
 def _safe_many(urls: Sequence[str]) -> list[str | None]:

@@ -1,35 +1,43 @@
-"""URL canonicalisation for scheduling: which spellings of a URL count as the same URL.
+"""URL canonicalisation for scheduling: which spellings of a URL count as the same URL, and
+which URL is requested for them.
 
 A frontier keys its URL-seen table on a URL's canonical form, so two spellings of one page
-are fetched once. Canonicalisers differ in how much they merge:
+are fetched once. Every canonicaliser requests the URL's RFC 3986 normal form (``safe``
+below, or a form derived from it) and keys on that requested URL, so one key is one request
+(:meth:`Canonicalizer.forms`); the fetcher sends it as it is. They differ in how much they
+merge:
 
-=============  ===========================================================  ==========
-name           what it does                                                  fetchable
-=============  ===========================================================  ==========
-``safe``       RFC 3986 normalisation that never changes the resource: the   yes
+=============  ===========================================================  ==============
+name           what it does                                                  requested URL
+=============  ===========================================================  ==============
+``web``        the default of a new crawl: ``safe``, without userinfo and    the key
+               session ids (``;jsessionid=..`` path parameters, query pairs
+               such as ``PHPSESSID``, ``ASPSESSIONIDxxxxxxxx``, ``CFID``;
+               docs/crawler.md lists them and their sources), the host in
+               IDNA (as the HTTP client sends it).
+``safe``       RFC 3986 normalisation that never changes the resource: the   the key
                scheme and host lowercased, a default port (http 80, https
                443, ftp 21) and an empty one dropped, the fragment dropped,
-               an empty path made ``/``, ``.``/``..`` path segments
-               resolved, percent-escapes normalised (unreserved characters
-               decoded, hex digits uppercased, a stray ``%`` escaped as
-               ``%25``, spaces, controls and non-ASCII characters encoded as
-               UTF-8 escapes). Path and query case and order are kept.
-``w3lib``      ``w3lib.url.canonicalize_url``: Scrapy's fingerprint form;    yes
-               also *sorts the query arguments* (``?b=1&a=2`` ==
-               ``?a=2&b=1``), which merges URLs most sites treat alike.
-``heritrix``   Heritrix 3's default rules (:mod:`.heritrix_canon`):           no
-               lowercases the whole URL, strips ``www``/``wwwN``, session
-               ids and userinfo. Lossy: for the seen key only, the original
-               URL is what is fetched (as Heritrix does).
-``crawler4j``  crawler4j 4.x's ``URLCanonicalizer`` (:mod:`.crawler4j_canon`): yes
-               folds ``//`` and drops ``jsessionid``-like query parameters,
-               re-encodes the query; what a crawl that continues a crawler4j
-               crawl keys on (``crawler4j import`` sets it).
-``none``       the URL as given.                                             yes
-=============  ===========================================================  ==========
-
-``fetchable`` says whether the canonical form may be fetched in place of the original (the
-frontier enqueues the canonical URL when it is, the original otherwise).
+               percent-escapes normalised (unreserved characters decoded,
+               hex digits uppercased, a stray ``%`` escaped as ``%25``,
+               spaces, controls and non-ASCII characters encoded as UTF-8
+               escapes), then an empty path made ``/`` and ``.``/``..``
+               path segments resolved. Path and query case and order are
+               kept. The default before ``web``.
+``w3lib``      ``w3lib.url.canonicalize_url`` of the normal form: Scrapy's   the key
+               fingerprint form; also *sorts the query arguments*
+               (``?b=1&a=2`` == ``?a=2&b=1``).
+``heritrix``   Heritrix 3's default rules (:mod:`.heritrix_canon`) over the  normal form
+               requested URL: lowercases the whole URL, strips ``www``/      without
+               ``wwwN``, session ids and userinfo. Lossy: for the seen key   userinfo
+               only (Heritrix requests the URL as found).
+``crawler4j``  crawler4j 4.x's ``URLCanonicalizer`` (:mod:`.crawler4j_canon`) the key
+               of the normal form: folds ``//`` and drops ``jsessionid``-like
+               query parameters, re-encodes the query; what a crawl that
+               continues a crawler4j crawl keys on (``crawler4j import`` sets
+               it).
+``none``       the URL as given (for callers that key URLs themselves).      the URL
+=============  ===========================================================  ==============
 
 Batch forms return ``None`` for a URL that is not absolute (``scheme://host...``) so one bad
 link does not stop a batch; :func:`canonicalize` raises :class:`~pycrawler.errors.BadInput`.
@@ -64,7 +72,7 @@ _SESSION_NAMES = r"(?:jsessionid|phpsessid|sessionid|bv_sessionid|aspsessionid[a
 _PATH_SESSION = re.compile(rf";(?:{_SESSION_NAMES}=[^;/]*|sid=[0-9a-z]{{32}}(?=[;/]|\Z))", re.IGNORECASE | re.ASCII)
 _QUERY_SESSION = re.compile(rf"{_SESSION_NAMES}=.*|sid=[0-9a-z]{{32}}", re.IGNORECASE | re.ASCII | re.DOTALL)
 # Every name above holds one of these: a URL without any keeps the fast path.
-_SESSION_HINT = re.compile("sessionid|sessid|sid=|cfid|cftoken", re.IGNORECASE | re.ASCII)
+_SESSION_HINT = re.compile("s(?:ess|id=)|cf(?:id|token)", re.IGNORECASE | re.ASCII)
 
 
 def _escape(match: re.Match) -> str:
@@ -206,8 +214,9 @@ def _safe_many(urls: Sequence[str]) -> list[str | None]:
 
 def _web_many(urls: Sequence[str]) -> list[str | None]:
     fast, session = _ALREADY_SAFE.fullmatch, _SESSION_HINT.search
-    return [u if isinstance(u, str) and fast(u) and not session(u) else (web(u) if isinstance(u, str) else None)
-            for u in urls]
+    # A session id is a name=value: most URLs, with no '=', skip the search for one.
+    return [u if isinstance(u, str) and fast(u) and ("=" not in u or not session(u))
+            else (web(u) if isinstance(u, str) else None) for u in urls]
 
 
 def _w3lib_many(urls: Sequence[str]) -> list[str | None]:

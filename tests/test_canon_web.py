@@ -107,12 +107,18 @@ def test_a_frontier_keeps_the_canonical_form_it_was_made_with(tmp_path):
     with Environment(tmp_path / "new", create=True) as env:
         WorkQueueFrontier(env, ExactVisited(env, "visited"), create=True)
         assert WorkQueueFrontier(env, ExactVisited(env, "visited")).canonicalizer.name == "web"
+        with pytest.raises(BadInput, match="keyed on the 'web' canonical form"):
+            WorkQueueFrontier(env, ExactVisited(env, "visited"), canonicalizer="safe")
     with Environment(tmp_path / "old", create=True) as env:
-        WorkQueueFrontier(env, ExactVisited(env, "visited"), create=True, canonicalizer="safe")
+        WorkQueueFrontier(env, ExactVisited(env, "visited"), create=True, canonicalizer="crawler4j")
         env.open_database(META, create=False).delete(b"canon")  # as a frontier made before it was recorded
+        # the caller's (a crawl's crawl.json's) is taken and recorded
+        assert WorkQueueFrontier(env, ExactVisited(env, "visited"), canonicalizer="crawler4j").canonicalizer.name \
+            == "crawler4j"
+        assert WorkQueueFrontier(env, ExactVisited(env, "visited")).canonicalizer.name == "crawler4j"
+        env.open_database(META, create=False).delete(b"canon")
+        # none given: the default of then
         assert WorkQueueFrontier(env, ExactVisited(env, "visited")).canonicalizer.name == "safe"
-        with pytest.raises(BadInput, match="keyed on the 'safe' canonical form"):
-            WorkQueueFrontier(env, ExactVisited(env, "visited"), canonicalizer="web")
 
 
 def session_page(handler):

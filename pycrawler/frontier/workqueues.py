@@ -219,17 +219,19 @@ class WorkQueueFrontier(TodoFrontier):
         return scheme
 
     def _bind_canonicalizer(self, requested: str | Canonicalizer | None, fresh: bool) -> Canonicalizer:
-        """The store's canonicaliser: recorded when the frontier is created (one made before it
-        was recorded keyed on its seen key's own form, else ``safe``, the default then); another
-        is refused afterwards (its keys would call seen URLs new, or new ones seen)."""
+        """The store's canonicaliser: recorded when the frontier is created, or first opened
+        after the record came in (then the caller's, a crawl's from its crawl.json, else
+        ``safe``, the default before); another than the recorded one is refused afterwards (its
+        keys would call seen URLs new, or new ones seen)."""
         given = requested if isinstance(requested, Canonicalizer) else None
         name = given.name if given else requested
         stored = self.meta.get(_CANON) if self.meta is not None else None
-        if stored is None and fresh and self.meta is not None:
-            name = self.seen_key.canonicalizer_for(name)
-            self.meta.put(_CANON, name.encode())
+        if stored is None:
+            name = self.seen_key.canonicalizer_for(name or (None if fresh else "safe"))
+            if self.meta is not None and not self.read_only:
+                self.meta.put(_CANON, name.encode())
         else:
-            stored_name = stored.decode() if stored is not None else self.seen_key.canonicalizer or "safe"
+            stored_name = stored.decode()
             name = self.seen_key.canonicalizer_for(name or stored_name)
             if name != stored_name:
                 raise BadInput(f"{self.env.path} holds a frontier keyed on the {stored_name!r} canonical form; "

@@ -93,8 +93,13 @@ def escape_pattern(value: str) -> str:
 def url_path(url: str) -> str:
     """What rules match: the URL's path, params and query, ``/`` when it has none, one
     character per byte of its UTF-8. As the reference reads it through a WHATWG URL parser:
-    no fragment, no lone ``?``, no tab or newline, ``\\`` read as ``/``, the bytes WHATWG escapes in a path or a query escaped, and
-    ``*`` and ``$`` escaped so that only a pattern's own are special."""
+    no fragment, no lone ``?``, no tab or newline, ``\\`` read as ``/``, the bytes WHATWG
+    escapes in a path or a query escaped, and ``*`` and ``$`` escaped so that only a
+    pattern's own are special. Dot segments are left alone: the crawler's URLs have none."""
+    plain = _PLAIN_URL.fullmatch(url)
+    if plain:  # nothing to escape, drop or read twice: the common case, in a fifth of the time
+        path, query = plain[1] or "/", plain[2]
+        return f"{path}?{query}" if query else path
     url = _TAB_OR_NEWLINE.sub("", url.encode("utf-8").decode("latin-1").strip(_C0_OR_SPACE))
     start = 2 if url.startswith("//") else 0
     early_path = _find_first_of(url, "/?;", start)
@@ -113,6 +118,9 @@ def url_path(url: str) -> str:
     return (path + "?" + query if query else path).replace("*", "%2A").replace("$", "%24")
 
 
+_PLAIN_URL = re.compile(r'[A-Za-z][A-Za-z0-9+.-]*://[^/?#\\\x00-\x20\x7f-\U0010ffff]*'
+                        r'(/[^"#<>?`{}\\*$\x00-\x20\x7f-\U0010ffff]*)?'
+                        r'(?:\?([^"#<>\'*$\x00-\x20\x7f-\U0010ffff]*))?(?:#.*)?', re.DOTALL)
 _C0_OR_SPACE = "".join(map(chr, range(0x21)))
 _TAB_OR_NEWLINE = re.compile("[\t\n\r]")
 _PATH_ESCAPED = re.compile(r'[\x00-\x20"#<>?`{}\x7f-\xff]')
@@ -129,48 +137,87 @@ def _find_first_of(text: str, chars: str, start: int) -> int:
 
 
 _HEX = "0123456789ABCDEFabcdef"
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+
+
+def decoded(text: str) -> str:
+    """``text`` with each escape replaced by its byte, read from the left, as robots.cc compares."""
+    return _ESCAPE.sub(lambda match: chr(int(match[1], 16)), text) if "%" in text else text
 
 
 def _byte_regex(byte: str) -> str:
     """What stands for ``byte`` in a path: the byte itself (a ``%`` only when no escape starts
-    there) or its escape, either case of hex digit (the reference decodes both sides)."""
+    there) or its escape, either case of hex digit."""
     high, low = f"{ord(byte):02X}"
     escape = "%" + "".join(f"[{d}{d.lower()}]" if d.isalpha() else d for d in (high, low))
     raw = "%(?![0-9A-Fa-f]{2})" if byte == "%" else re.escape(byte)
     return f"(?:{raw}|{escape})"
 
 
+def _exact_regex(text: str) -> re.Pattern:
+    """robots.cc's ``Matches`` byte by byte on the path as written, for the patterns the decoded
+    comparison would misjudge (:class:`Pattern`)."""
+    parts, i = [], 0
+    while i < len(text):
+        char = text[i]
+        if char == "$" and i == len(text) - 1:
+            parts.append(r"\Z")
+            i += 1
+        elif char == "*":
+            parts.append(".*")
+            i += 1
+        elif char == "%" and i + 2 < len(text) and text[i + 1] in _HEX and text[i + 2] in _HEX:
+            parts.append(_byte_regex(chr(int(text[i + 1:i + 3], 16))))
+            i += 3
+        else:
+            parts.append(_byte_regex(char))
+            i += 1
+    return re.compile("".join(parts), re.DOTALL)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Pattern:
-    """One ``Allow`` or ``Disallow`` value, escaped; its priority is its length in bytes."""
+    """One ``Allow`` or ``Disallow`` value, escaped; its priority is its length in bytes.
+
+    ``*`` matches any run of bytes, a final ``$`` the path's end, and an escape on either side
+    stands for its byte (robots.cc's ``Matches`` decodes both as it goes). So the pattern is
+    kept as its decoded literals between its own ``*``, matched against the decoded path:
+    the same answer, except where robots.cc, resuming after a ``*`` at every byte of the path,
+    starts inside an escape (``/*2F`` matches ``/%2F``): only a literal that begins with a hex
+    digit can match there, and a pattern with one after a ``*`` is matched byte by byte."""
 
     text: str
-    regex: re.Pattern
+    first: str                    # the decoded literal before the pattern's first '*' (all of it without one)
+    rest: tuple[str, ...]         # the decoded literals after each of its '*'
+    anchored: bool                # a final '$'
+    exact: re.Pattern | None      # the byte-by-byte matcher, for a hex digit after a '*'
 
     @classmethod
     def of(cls, text: str) -> Pattern:
-        """``*`` any run of bytes, a final ``$`` the end, any other byte itself or escaped: an
-        escape in the pattern stands for its byte (robots.cc's ``Matches``)."""
-        parts, i = [], 0
-        while i < len(text):
-            char = text[i]
-            if char == "$" and i == len(text) - 1:
-                parts.append(r"\Z")
-                i += 1
-            elif char == "*":
-                parts.append(".*")
-                i += 1
-            elif char == "%" and i + 2 < len(text) and text[i + 1] in _HEX and text[i + 2] in _HEX:
-                parts.append(_byte_regex(chr(int(text[i + 1:i + 3], 16))))
-                i += 3
-            else:
-                parts.append(_byte_regex(char))
-                i += 1
-        return cls(text, re.compile("".join(parts), re.DOTALL))
+        anchored = text.endswith("$")
+        first, *rest = (decoded(part) for part in (text[:-1] if anchored else text).split("*"))
+        inside_escape = any(part and part[0] in _HEX for part in rest)
+        return cls(text, first, tuple(rest), anchored, _exact_regex(text) if inside_escape else None)
 
-    def priority(self, path: str) -> int:
-        """The pattern's length when it matches ``path``, else -1."""
-        return len(self.text) if self.regex.match(path) else -1
+    def matches(self, path: str, plain: str) -> bool:
+        """Does the pattern match ``path`` (as written), ``plain`` being it :func:`decoded`?"""
+        if not plain.startswith(self.first):  # the literal before any '*' starts at an escape's start
+            return False
+        if self.exact is not None:
+            return self.exact.match(path) is not None
+        rest = self.rest
+        if not rest:
+            return not self.anchored or len(plain) == len(self.first)
+        at = len(self.first)
+        for part in rest[:-1]:  # leftmost is enough: what follows may start anywhere after it
+            at = plain.find(part, at)
+            if at == -1:
+                return False
+            at += len(part)
+        last = rest[-1]
+        if self.anchored:
+            return len(plain) - len(last) >= at and plain.endswith(last)
+        return plain.find(last, at) != -1
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -184,8 +231,9 @@ class Rules:
 
     def allows(self, url: str) -> bool:
         path = url_path(url)
-        allowed = max((p.priority(path) for p in self.allow), default=-1)
-        disallowed = max((p.priority(path) for p in self.disallow), default=-1)
+        plain = decoded(path)
+        allowed = max((len(p.text) for p in self.allow if p.matches(path, plain)), default=-1)
+        disallowed = max((len(p.text) for p in self.disallow if p.matches(path, plain)), default=-1)
         return not (disallowed > 0 and disallowed > allowed)
 
 

@@ -329,7 +329,8 @@ AGENTS = ["*", "* foo", "*foo", "*\tx", "pycrawler", "PyCrawler", "pycrawler/1.0
 AGENT_KEYS = ["User-agent", "user-agent", "USER-AGENT", "useragent", "User agent", "User-Agents"]
 ALLOW_KEYS = ["Allow", "allow", "ALLOW", "Allowed"]
 DISALLOW_KEYS = ["Disallow", "disallow", "Dissallow", "disalow", "DISALLOW", "Disallowed"]
-OTHER_LINES = ["Crawl-delay: 1", "Sitemap: http://example.com/s.xml", "# comment", "", "Host: x", "foo: bar"]
+OTHER_LINES = ["Crawl-delay: 1", "crawl-delay: 2.5s", "Crawl delay: x", "crawldelay -3", "Crawl-delay: 1e1",
+               "Sitemap: http://example.com/s.xml", "# comment", "", "Host: x", "foo: bar"]
 PATTERN_PIECES = ["/", "a", "b", "c", "*", "$", "%2F", "%2f", "%41", "A", "?", "=", ";", ".html", "index.html",
                   "\u00e9", "\u30c4", "%E3%83%84", "&", "-", "%", "%zz", "q=1", "2F", "41", "\\", "\x00", "\t"]
 URL_PIECES = ["/", "a", "b", "c", "%2F", "%2f", "%41", "A", "?", "=", ";", ".html", "index.html", "\u00e9",
@@ -358,14 +359,18 @@ def generated_cases(seed: int, n: int):
         yield rng.choice(["\n", "\r\n", "\r"]).join(lines), url
 
 
-def test_decisions_equal_googles_parser_on_generated_robots_txt_and_urls():
+def test_decisions_and_crawl_delays_equal_googles_parser_on_generated_robots_txt_and_urls():
     try:
         from robotstxt import RobotsMatcher
     except ImportError:
         missing("fast-robotstxt (Google's robots.txt parser, the test extra) is not installed")
     google = RobotsMatcher()
-    differ = [(robots, url) for robots, url in generated_cases(seed=9309, n=3000)
-              if parse(robots.encode(), "pycrawler").allows(url) != google.is_allowed(robots, "pycrawler", url)]
+    differ = []
+    for robots, url in generated_cases(seed=9309, n=3000):
+        rules = parse(robots.encode(), "pycrawler")
+        ours = rules.allows(url), rules.crawl_delay
+        if ours != (google.is_allowed(robots, "pycrawler", url), google.crawl_delay):
+            differ.append((robots, url))
     assert differ == []
 
 

@@ -105,7 +105,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="stop (resumably) when a filesystem the crawl writes to has less than MB free "
                         "(default %(default)s; 0: never)")
     p.add_argument("--robots", choices=READINGS, default=RFC9309,
-                   help="how robots.txt is read: rfc9309 (default: a 5xx, a 429 or no answer disallows the host, whose URLs wait while robots.txt is retried), heritrix (any answer but 2xx allows all, as Heritrix 3: to continue a Heritrix crawl), ignore (only for your own servers)")
+                   help="how robots.txt is read: rfc9309 (default: a 5xx, a 429 or no answer disallows the host, "
+                        "whose URLs wait while robots.txt is retried), heritrix (any answer but 2xx allows all, as "
+                        "Heritrix 3: to continue a Heritrix crawl), ignore (only for your own servers)")
     p.add_argument("--no-robots", dest="robots", action="store_const", const=IGNORE, help="--robots ignore")
     p.add_argument("--contact", metavar="URL",
                    help="operator contact URL for the User-Agent (required unless all seeds are on loopback)")

@@ -231,13 +231,36 @@ class Rules:
     disallow: tuple[Pattern, ...] = ()
     crawl_delay: float | None = None
     sitemaps: tuple[str, ...] = ()
+    _by_prefix: dict[str, tuple[tuple[Pattern, bool], ...]] = dataclasses.field(
+        init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        """Index the patterns by the first :data:`PREFIX` characters of their literal before any
+        ``*``, which a matching path starts with (key "" for the shorter ones): a decision
+        looks at two lists, not at every rule."""
+        index: dict[str, list[tuple[Pattern, bool]]] = {}
+        for patterns, allow in ((self.allow, True), (self.disallow, False)):
+            for pattern in patterns:
+                key = pattern.first[:PREFIX] if len(pattern.first) >= PREFIX else ""
+                index.setdefault(key, []).append((pattern, allow))
+        object.__setattr__(self, "_by_prefix", {key: tuple(entries) for key, entries in index.items()})
 
     def allows(self, url: str) -> bool:
         path = url_path(url)
         plain = decoded(path)
-        allowed = max((len(p.text) for p in self.allow if p.matches(path, plain)), default=-1)
-        disallowed = max((len(p.text) for p in self.disallow if p.matches(path, plain)), default=-1)
+        allowed = disallowed = -1
+        for key in ("", plain[:PREFIX]) if len(plain) >= PREFIX else ("",):
+            for pattern, allow in self._by_prefix.get(key, ()):
+                if pattern.matches(path, plain):
+                    if allow:
+                        allowed = max(allowed, len(pattern.text))
+                    else:
+                        disallowed = max(disallowed, len(pattern.text))
         return not (disallowed > 0 and disallowed > allowed)
+
+
+PREFIX = 4
+"""Characters of a pattern's leading literal the rules are indexed by (``/sea`` of ``/search*``)."""
 
 
 @dataclasses.dataclass(slots=True)

@@ -171,6 +171,15 @@ def test_what_each_robots_answer_means_as_rfc9309_and_as_heritrix_read_it(kind, 
         assert cache.standings == {{UNREACHABLE: "error", ALLOW_ALL: "absent", RULES: "fetched"}[expected]: 1}
 
 
+def test_the_backoff_stays_at_its_cap_however_many_times_robots_txt_failed():
+    """A host given up is asked again at each of its URLs' tries (each failure counted): a
+    big site must not overflow the doubling."""
+    policy = RobotsPolicy("http://example.com", 503, 0.0, attempts=5000)
+    assert not policy.expired(899.0, ttl=86400, retry_delay=30, max_retry_delay=900)
+    assert policy.expired(900.0, ttl=86400, retry_delay=30, max_retry_delay=900)
+    assert policy.expired(0.0, ttl=86400, retry_delay=0, max_retry_delay=0)
+
+
 def test_a_refused_connection_and_an_unresolvable_host_are_unreachable():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

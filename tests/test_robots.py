@@ -15,6 +15,7 @@ import time
 
 import pytest
 from aiohttp import web
+from aiohttp.abc import AbstractResolver
 from aiohttp.test_utils import TestServer
 from conftest import missing
 from crawl_sites import CountingServer, answer, fetched_records, page, run_crawl
@@ -180,17 +181,44 @@ def test_the_backoff_stays_at_its_cap_however_many_times_robots_txt_failed():
     assert policy.expired(0.0, ttl=86400, retry_delay=0, max_retry_delay=0)
 
 
-def test_a_refused_connection_and_an_unresolvable_host_are_unreachable():
+class NoNames(AbstractResolver):
+    """A resolver that knows no name (no real DNS is asked)."""
+
+    async def resolve(self, host, port=0, family=socket.AF_INET):
+        raise OSError(socket.EAI_NONAME, f"{host} is not known")
+
+    async def close(self):
+        pass
+
+
+def test_a_refused_connection_an_unresolvable_host_and_a_timeout_are_unreachable():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # nothing listens here
+    app = web.Application()
+
+    async def silent(request):
+        await asyncio.sleep(3)
+        return web.Response(text=ROBOTS)
+
+    app.router.add_get("/robots.txt", silent)
 
     async def scenario():
-        async with Fetcher(FetchConfig(contact_url="https://example.org/contact", connect_timeout=2)) as fetcher:
-            cache = RobotsCache(fetcher)
-            return [await cache.verdict(url) for url in (f"http://127.0.0.1:{port}/a", "http://no-such-host.invalid/a")]
+        server = TestServer(app, host="127.0.0.1")
+        await server.start_server()
+        try:
+            config = FetchConfig(contact_url="https://example.org/contact", connect_timeout=2, read_timeout=0.3)
+            async with Fetcher(config, resolver=NoNames()) as fetcher:
+                cache = RobotsCache(fetcher)
+                urls = [f"http://127.0.0.1:{port}/a", "http://no-such-host.test/a", str(server.make_url("/a"))]
+                verdicts = [await cache.verdict(url) for url in urls]
+                return verdicts, [cache.known(host_key(url)).status for url in urls]
+        finally:
+            await server.close()
 
-    assert asyncio.run(scenario()) == [UNREACHABLE, UNREACHABLE]
+    verdicts, statuses = asyncio.run(scenario())
+    assert verdicts == [UNREACHABLE] * 3
+    assert statuses == [status.CONNECT_FAILED, status.DOMAIN_UNRESOLVABLE, status.TIMEOUT]
 
 
 def test_a_failing_robots_txt_is_retried_with_a_doubling_backoff_until_it_gives_up():

@@ -330,6 +330,20 @@ def test_host_key_separates_schemes_and_ports_and_drops_default_ports():
     assert host_key("http://[::1]:81/") == "http://[::1]:81"
 
 
+def test_only_the_first_500_kib_of_robots_txt_are_read():
+    filler = "# " + "x" * 1022 + "\n"  # 1 KiB a line
+    body = "User-agent: *\nDisallow: /early\n" + filler * 510 + "Disallow: /late\n"
+    app = web.Application()
+
+    async def robots(request):
+        return web.Response(text=body)
+
+    app.router.add_get("/robots.txt", robots)
+    results, cache, base = asyncio.run(verdicts(app, ["/early", "/late"]))
+    assert results == [RULES, ALLOW_ALL]
+    assert len(cache.known(host_key(base)).body) == 500 * 1024
+
+
 def test_sitemap_lines_are_exposed_on_the_policy_whatever_group_they_sit_in():
     body = b"Sitemap: http://example.com/a.xml\nUser-agent: other\nDisallow: /\nsitemap: http://example.com/b.xml.gz\n"
     assert RobotsPolicy("http://example.com", 200, 0.0, body).sitemaps == (

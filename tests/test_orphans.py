@@ -113,9 +113,8 @@ def _seconds_to_eof(fd: int, limit: float) -> float | None:
     return None
 
 
-def _killed_run(kill: Kill, base: str, tmp_path) -> str | None:
-    """Run a crawl, kill it -9 as ``kill`` says: what was left behind (None: nothing)."""
-    state = tmp_path / str(abs(hash(str(kill))))
+def _killed_run(kill: Kill, base: str, state) -> str | None:
+    """Run a crawl into ``state``, kill it -9 as ``kill`` says: what was left behind (None: nothing)."""
     environment = dict(os.environ)
     environment.pop(ARM_VARIABLE, None)
     if kill.failpoint:
@@ -169,7 +168,9 @@ def site(tmp_path_factory):
 
 
 def test_a_kill_at_any_instant_leaves_no_process_of_the_crawl_behind(site, tmp_path):
+    planned = kills()
     with concurrent.futures.ThreadPoolExecutor(RUNS_AT_ONCE) as pool:
-        outcomes = dict(zip(kills(), pool.map(lambda kill: _killed_run(kill, site, tmp_path), kills())))
-    problems = [f"killed {kill}: {problem}" for kill, problem in outcomes.items() if problem]
+        outcomes = pool.map(lambda numbered: _killed_run(numbered[1], site, tmp_path / str(numbered[0])),
+                            enumerate(planned))
+        problems = [f"killed {kill}: {problem}" for kill, problem in zip(planned, outcomes) if problem]
     assert not problems, "\n".join(problems)

@@ -23,8 +23,10 @@ outlive it), never on demand from whichever thread submits work.
 from __future__ import annotations
 
 import ctypes
+import multiprocessing.connection
 import os
 import signal
+import threading
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 
@@ -32,14 +34,27 @@ PR_SET_PDEATHSIG = 1
 """prctl's option: the signal the calling process gets when its parent (thread) dies."""
 
 
-def tie_to_parent(parent: int) -> None:
-    """In a worker: be killed when the process ``parent`` ends, and end now if it has already."""
+def tie_to_parent(parent: int, forked_by_server: bool = False) -> None:
+    """In a worker: be killed when the process ``parent`` ends, and end now if it has already.
+
+    ``forked_by_server``: the worker's parent is ``multiprocessing``'s fork server, not
+    ``parent`` (the pool's process); the worker checks that ``parent`` still runs, and is
+    killed when the fork server ends. The fork server ends only once every worker has (each
+    holds its pipe), so the worker also watches ``parent`` itself (:func:`start_tied`)."""
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):  # not Linux: the check below still ends a late orphan
         pass
-    if os.getppid() != parent:
+    if not (_runs(parent) if forked_by_server else os.getppid() == parent):
         os._exit(0)
+
+
+def _runs(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):  # gone (PermissionError: its pid is another user's now)
+        return False
+    return True
 
 
 class ParentTie:
@@ -47,24 +62,33 @@ class ParentTie:
     worker unpickles it (before the initializer and its own arguments, which may import
     much, are even loaded); then :func:`start_tied` calls the real initializer."""
 
-    def __init__(self) -> None:
+    def __init__(self, start_method: str) -> None:
         self.parent = os.getpid()
+        self.forked_by_server = start_method == "forkserver"
 
     def __reduce__(self):
-        return _tied, (self.parent,)
+        return _tied, (self.parent, self.forked_by_server)
 
 
-def _tied(parent: int) -> ParentTie:
-    tie_to_parent(parent)
-    tie = ParentTie.__new__(ParentTie)
-    tie.parent = parent
-    return tie
+def _tied(parent: int, forked_by_server: bool) -> bool:
+    tie_to_parent(parent, forked_by_server)
+    return forked_by_server
 
 
-def start_tied(tie: ParentTie, initializer: Callable | None = None, *initargs) -> None:
-    """A pool's ``initializer``, with ``initargs=(ParentTie(), initializer, *initargs)``."""
+def start_tied(forked_by_server: bool, initializer: Callable | None = None, *initargs) -> None:
+    """A pool's ``initializer``, with ``initargs=(ParentTie(start_method), initializer, *initargs)``
+    (the tie unpickles as ``forked_by_server``)."""
+    if forked_by_server:
+        threading.Thread(target=_exit_with_pool_process, name="pool-process-watch", daemon=True).start()
     if initializer is not None:
         initializer(*initargs)
+
+
+def _exit_with_pool_process() -> None:
+    """End this worker when the pool's process ends: the pipe it writes this worker's tasks
+    from reaches its end (``multiprocessing``'s parent sentinel)."""
+    multiprocessing.connection.wait([multiprocessing.parent_process().sentinel])
+    os._exit(0)
 
 
 class TiedProcessPool(ProcessPoolExecutor):
@@ -74,7 +98,7 @@ class TiedProcessPool(ProcessPoolExecutor):
 
     def __init__(self, workers: int, context, initializer: Callable | None = None, initargs: tuple = ()):
         super().__init__(workers, mp_context=context, initializer=start_tied,
-                         initargs=(ParentTie(), initializer, *initargs))
+                         initargs=(ParentTie(context.get_start_method()), initializer, *initargs))
         # With spawn or forkserver a submit starts a worker while none is idle, and none is
         # before the first has started (a fraction of a second): one submit a worker.
         self._starting = [self.submit(os.getpid) for _ in range(workers)]

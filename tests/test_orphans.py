@@ -18,6 +18,7 @@ import random
 import select
 import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 
@@ -174,3 +175,39 @@ def test_a_kill_at_any_instant_leaves_no_process_of_the_crawl_behind(site, tmp_p
                             enumerate(planned))
         problems = [f"killed {kill}: {problem}" for kill, problem in zip(planned, outcomes) if problem]
     assert not problems, "\n".join(problems)
+
+
+POOL_OWNER = """
+import sys
+from pycrawler.parse import ParsePool
+pool = ParsePool(2, start_method=sys.argv[1])
+pool.warm_up()
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+
+@pytest.mark.parametrize("start_method", ["spawn", "forkserver"])
+@pytest.mark.parametrize("when", ["starting", "ready"])
+def test_a_parse_pools_workers_end_with_the_process_that_made_it(start_method, when):
+    """pycrawler.parse.ParsePool, the crawl's pool's public sibling, under each start method it
+    takes (with ``forkserver`` the workers' parent is the fork server, which ends with the pool's
+    process): killed while its workers start or once they have, nothing of it is left."""
+    owner = subprocess.Popen([sys.executable, "-c", POOL_OWNER, start_method], cwd=ROOT, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        if when == "ready":
+            assert owner.stdout.readline() == b"ready\n"
+        else:
+            assert _wait_for_worker(owner, time.monotonic() + 60), "no worker started"
+        tree = _descendants(owner.pid)
+        assert tree - _resource_trackers()
+        owner.send_signal(signal.SIGKILL)
+        owner.wait(timeout=60)
+        time.sleep(GRACE)
+        left = {pid: stat for pid, stat in _live_processes().items() if pid in tree or owner.pid in stat[2:]}
+        assert not left
+    finally:
+        for pid, stat in _live_processes().items():
+            if owner.pid in stat[2:]:
+                os.kill(pid, signal.SIGKILL)

@@ -12,8 +12,10 @@ So the kernel does it: a worker asks Linux for ``SIGKILL`` when its parent dies
 (``prctl(PR_SET_PDEATHSIG)``), and checks that its parent is still the one that started it
 (a parent that died before that is not signalled: its worker has already been handed to
 another). It does so as it unpickles its start-up arguments, before it imports the modules its
-work needs (:class:`ParentTie`): a kill at any instant of the worker's life ends it within
-milliseconds, and the resource tracker follows.
+work needs (:class:`ParentTie`): a kill after that ends the worker within milliseconds, a kill
+before it as soon as the worker gets there (what is left of its interpreter's start: a tenth of
+a second on a quiet machine, more than a second at a load of 40 on two cores), and the resource
+tracker follows.
 
 Linux sends the signal when the *thread* that started the worker ends, not the process: a pool
 whose workers are tied starts them all at once, in the thread that makes it (which must

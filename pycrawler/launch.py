@@ -5,8 +5,10 @@ group), and a SIGINT or SIGTERM then must end the run as at any later instant: o
 128 + its number, never Python's defaults (death by SIGTERM, a trace for SIGINT). So the first
 thing this module does, before it imports anything else, is to note those signals; then the
 handler of :mod:`pycrawler.crawl.stop_signals` takes over for the life of the process (a crawl
-takes it over in turn for its own phases). What is left uncovered is the interpreter's own
-start, before the first line of this module runs.
+takes it over in turn for its own phases). Before the first line of this module the interpreter
+starts, which no Python code can cover: the ``pycrawler`` command's front (``scripts/pycrawler``)
+starts it with those signals blocked, and this module unblocks them once its handler is in
+place, so one sent meanwhile is handled here (``python -m pycrawler`` has no front).
 
 The end is covered too. After the exit hooks (the JVM's shutdown among them) the interpreter
 tears its modules down with Python's signal handling switched off, a few hundred ms with
@@ -22,6 +24,8 @@ import signal
 _noted: list[int] = []
 for _signum in (signal.SIGINT, signal.SIGTERM):  # while the handler's own modules load
     signal.signal(_signum, lambda signum, frame: _noted.append(signum))
+# Blocked by the command's front (module docstring): one that came during the interpreter's start is noted now.
+signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM))
 
 
 def _end_after_the_exit_hooks() -> None:

@@ -29,6 +29,8 @@ from pathlib import Path
 import pytest
 from crawl_sites import DANGLING, ROOT, CountingServer, write_site
 
+from pycrawler.crawl.stop_signals import STOP_SIGNALS
+
 CONSOLE_SCRIPT = Path(sys.executable).with_name("pycrawler")
 CHILDREN_AT_ONCE = 4
 SUMMARY_END = "crawl.log:"  # the summary's last line
@@ -173,6 +175,59 @@ def test_a_signal_at_any_instant_ends_in_one_line_or_the_summary_and_the_same_co
         signalled = [instant for instant, (came, _) in runs.items() if came and instant.signum == signum]
         assert len(signalled) >= 20, f"only {len(signalled)} {signal.Signals(signum).name}s came before the run ended"
     assert all(runs[instant][0] for instant in RESUMED)
+
+
+AFTER_START = (0, 0.005, 0.01, 0.02, 0.03, 0.05)
+"""Seconds after the command's first instruction, where its front (scripts/pycrawler) blocks the
+stop signals until pycrawler/launch.py handles them. Not after the test's launch: a process
+given no CPU yet (tens of ms on a loaded machine) dies of a signal before its first instruction,
+whatever that instruction is."""
+EVERY_TIME = 3
+
+
+def _started(child: subprocess.Popen) -> bool:
+    """Wait for the command's first instruction, seen as its stop signals blocked."""
+    deadline = time.monotonic() + 60
+    with contextlib.suppress(OSError):  # (its /proc entry gone: it ended)
+        while child.poll() is None and time.monotonic() < deadline:
+            blocked = _signal_mask(child.pid, "SigBlk")
+            if all(blocked & (1 << (signum - 1)) for signum in STOP_SIGNALS):
+                return True
+            time.sleep(0.0002)
+    return False
+
+
+def _signalled_at_start(signum: int, after: float, state: Path) -> str | None:
+    command = [str(CONSOLE_SCRIPT), "crawl", "http://127.0.0.1:9/", "--state", str(state), "--no-progress"]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        if not _started(child):
+            return "the command never started with the stop signals blocked"
+        time.sleep(after)
+        child.send_signal(signum)
+        out, err = child.communicate(timeout=120)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    lines = err.splitlines()
+    if child.returncode != 128 + signum or "Traceback" in err or len(lines) != 1 \
+            or not lines[0].startswith(f"pycrawler: stopped by {signal.Signals(signum).name}"):
+        return f"exit {child.returncode}, stdout {out[-200:]!r}, stderr {err[-400:]!r}"
+    return None
+
+
+def test_a_signal_from_the_commands_first_instant_gives_one_line_and_128_plus_n_every_time(tmp_path):
+    cases = [(signum, after, round_) for signum in STOP_SIGNALS for after in AFTER_START for round_ in range(EVERY_TIME)]
+
+    def run(case) -> str | None:
+        signum, after, round_ = case
+        return _signalled_at_start(signum, after, tmp_path / f"{signum}-{after}-{round_}")
+
+    with concurrent.futures.ThreadPoolExecutor(CHILDREN_AT_ONCE) as pool:
+        problems = {case: problem for case, problem in zip(cases, pool.map(run, cases)) if problem}
+    assert not problems, "\n".join(f"{signal.Signals(signum).name} {after * 1000:g} ms after the start "
+                                    f"(round {round_}): {problem}" for (signum, after, round_), problem in problems.items())
 
 
 FATAL_JVM_ERROR = """

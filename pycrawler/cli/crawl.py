@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..crawl.engine import Crawler
 from ..crawl.settings import CrawlConfig, parse_delay, state_defaults
-from ..crawl.scope import SCOPES, server
+from ..crawl.scope import SCOPES, check_seeds, server
 from ..crawl.stop_signals import StopSignals
 from ..errors import BadInput, PycrawlerError
 from ..fetch.robots import IGNORE, READINGS, RFC9309
@@ -144,7 +144,21 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
         serve=args.serve_port if args.serve else None, stats=args.stats)
 
 
+def check_state_folder(state: Path) -> None:
+    """Refuse, in one line, a --state the crawl could not make its folder of: a file, or a
+    folder (or the nearest existing parent of a new one) the user may not write into."""
+    if state.exists() and not state.is_dir():
+        raise BadInput(f"--state {state} is a file, not a folder")
+    existing = next(folder for folder in (state, *state.absolute().parents) if folder.exists())
+    if not existing.is_dir():
+        raise BadInput(f"--state {state}: {existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise BadInput(f"--state {state}: {existing} is not writable")
+
+
 def run_crawl(args: argparse.Namespace) -> int:
+    check_seeds(args.seeds)  # before the --contact rule, and before the state folder is touched
+    check_state_folder(args.state)
     for name, value in crawl_jvm(args.je_cache_mb).items():
         os.environ.setdefault(name, value)
     config = config_from(args)

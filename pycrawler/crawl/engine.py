@@ -103,7 +103,7 @@ from .outbox import Outbox
 from .outputs import CrawlOutputs
 from .pages import LinkPolicy, PagePool, PageResult
 from .progress import Progress
-from .scope import Scope, server
+from .scope import Scope, check_seeds
 from .settings import KEPT_SETTINGS, SETTING_DEFAULTS, SETTINGS_FILE, CrawlConfig, CrawlSummary
 from .stats_log import StatsLog
 from .stop_signals import CLOSING, Interrupted, StopSignals
@@ -147,9 +147,7 @@ class Crawler:
         self.exchange = exchange
         self.console = console
         seeds = config.seeds
-        bad = [s for s in seeds if server(s) is None]
-        if not seeds or bad:
-            raise BadInput(f"seeds must be http(s) URLs with a host; got {bad or 'none'}")
+        check_seeds(seeds)
         if config.concurrency < 1:
             raise BadInput("--concurrency must be at least 1")
         if config.max_depth is not None and config.max_depth < 0:

@@ -25,8 +25,9 @@ Measured on 200 JDK API pages (50 kB on average, a loaded 2-core machine): extra
 on the event loop: every HTML page goes to a worker.
 
 Workers ignore SIGINT and SIGTERM: a Ctrl-C at a terminal reaches the whole process group,
-systemd sends SIGTERM to the whole service, and the crawling process decides how to stop. They end by themselves within half a second when the
-crawling process dies (kill -9 leaves no orphans).
+systemd sends SIGTERM to the whole service, and the crawling process decides how to stop. The
+kernel kills them the moment the crawling process dies, at any instant of their lives
+(:mod:`pycrawler.worker_processes`: a kill -9 leaves no orphans).
 """
 
 from __future__ import annotations
@@ -35,14 +36,11 @@ import contextlib
 import ctypes
 import dataclasses
 import multiprocessing
-import os
 import signal
-import threading
-import time
-from concurrent.futures import ProcessPoolExecutor
 
 from ..parse.html import MAX_OUTLINKS, extract
 from ..parse.links import Hop, PathRepetitionRule
+from ..worker_processes import TiedProcessPool
 from .scope import Scope
 
 SENT_LIMIT = 1_000_000
@@ -91,8 +89,6 @@ class PageResult:
         crawl_url.url_references = self.references
 
 
-PARENT_CHECK_SECONDS = 0.5
-
 _policy: LinkPolicy | None = None
 _large_page_lock = None
 _sent: set[str] = set()
@@ -118,15 +114,6 @@ def _start_worker(policy: LinkPolicy, large_page_lock) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):  # the crawling process decides when its workers end
         signal.signal(signum, signal.SIG_IGN)
     _policy, _large_page_lock = policy, large_page_lock
-    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), name="parent-watch", daemon=True).start()
-
-
-def _exit_with_parent(parent: int) -> None:
-    """End this worker once the crawling process is gone (killed -9, it cannot shut the pool
-    down, and a worker waiting for its next page would wait forever)."""
-    while os.getppid() == parent:
-        time.sleep(PARENT_CHECK_SECONDS)
-    os._exit(0)
 
 
 def process_page(body: bytes, url: str, headers: dict, layer: int) -> PageResult:
@@ -169,7 +156,8 @@ class PagePool:
     """Worker processes running :func:`process_page` under one :class:`LinkPolicy`.
 
     Started with ``spawn`` (the crawling process runs a JVM and must not fork, see
-    :mod:`pycrawler.parse.pool`). ``submit(body, url, headers, layer)`` returns a
+    :mod:`pycrawler.parse.pool`), all at once in the thread that makes the pool (the crawl's
+    event loop), which the workers must not outlive (:mod:`pycrawler.worker_processes`). ``submit(body, url, headers, layer)`` returns a
     ``concurrent.futures.Future``; wrap it with ``asyncio.wrap_future``.
     """
 
@@ -179,10 +167,9 @@ class PagePool:
         self._large_page_lock = self._context.Lock()
         self._executor = self._start(policy)
 
-    def _start(self, policy: LinkPolicy) -> ProcessPoolExecutor:
+    def _start(self, policy: LinkPolicy) -> TiedProcessPool:
         self.policy = policy
-        return ProcessPoolExecutor(self.workers, mp_context=self._context, initializer=_start_worker,
-                                   initargs=(policy, self._large_page_lock))
+        return TiedProcessPool(self.workers, self._context, _start_worker, (policy, self._large_page_lock))
 
     def use_policy(self, policy: LinkPolicy) -> None:
         """Apply ``policy`` to the pages submitted from now on (the crawl's scope grew: seeds
@@ -193,9 +180,8 @@ class PagePool:
         retired.shutdown(wait=False, cancel_futures=False)
 
     def warm_up(self) -> None:
-        """Start every worker now, so the first pages do not wait for interpreters to start."""
-        for future in [self._executor.submit(int) for _ in range(self.workers)]:
-            future.result()
+        """Wait until every worker has started, so the first pages do not wait for interpreters."""
+        self._executor.wait_started()
 
     def submit(self, body: bytes, url: str, headers: dict, layer: int):
         return self._executor.submit(process_page, body, url, headers, layer)

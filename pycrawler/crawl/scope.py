@@ -22,9 +22,11 @@ process imports this module.
 from __future__ import annotations
 
 import dataclasses
+import re
 from urllib.parse import urlsplit
 
 from ..errors import BadInput
+from ..keys.canon import safe, split_authority
 
 SCOPES = ("seed-hosts", "domain", "prefix", "any")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -40,6 +42,36 @@ def server(url: str) -> tuple[str, int] | None:
     if scheme not in _DEFAULT_PORTS or not host:
         return None
     return host, port if port is not None else _DEFAULT_PORTS[scheme]
+
+
+def seed_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a seed, in a few words (None: it can): each kind of bad URL its
+    own reason, so a typo is named as one and not taken for a server the crawl may not visit.
+    Port 0 is refused too: no server listens there, and every fetch of it would fail."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or not scheme:
+        return "not an http(s) URL (a seed starts with http:// or https://)"
+    if scheme.lower() not in _DEFAULT_PORTS:
+        return f"scheme {scheme!r} is not crawled (only http and https)"
+    _, host, port = split_authority(re.split(r"[/?#]", rest, maxsplit=1)[0])
+    if not host.strip("[]"):
+        return "no host"
+    if port and not port.isdigit():
+        return f"port {port!r} is not a number"
+    if port and not 0 < int(port) <= 65535:
+        return f"port {int(port)} is not a port (1 to 65535)"
+    if server(url) is None or safe(url) is None:
+        return f"host {host!r} is not a host name or address"
+    return None
+
+
+def check_seeds(seeds: list[str]) -> None:
+    """Refuse the first seed :func:`seed_problem` finds fault with, in one line (BadInput)."""
+    if not seeds:
+        raise BadInput("a crawl needs at least one seed URL")
+    for seed in seeds:
+        if (problem := seed_problem(seed)) is not None:
+            raise BadInput(f"seed {seed!r}: {problem}")
 
 
 def _registered_domain(host: str) -> str:

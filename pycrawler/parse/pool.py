@@ -6,7 +6,10 @@ GIL is not shared either.
 
 Workers start with the ``spawn`` context (``forkserver`` on request), never ``fork``: the crawl
 process runs the JVM (JE), and a forked copy of a process with a running JVM deadlocks or
-crashes. A spawned worker imports only :mod:`pycrawler.parse`, which never starts a JVM.
+crashes. A spawned worker imports only :mod:`pycrawler.parse`, which never starts a JVM. The
+workers are all started when the pool is made, in the thread that makes it, and the kernel
+kills them when that thread's process dies, even by kill -9 (:mod:`pycrawler.worker_processes`):
+make the pool in a thread that outlives it.
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ import asyncio
 import multiprocessing
 import os
 from collections.abc import Mapping
-from concurrent.futures import ProcessPoolExecutor
 
+from ..worker_processes import TiedProcessPool
 from .html import MAX_OUTLINKS, Document, extract
 
 START_METHODS = ("spawn", "forkserver")
@@ -26,8 +29,8 @@ class ParsePool:
     """``await pool.extract(body, url, headers)`` runs :func:`html.extract` in a worker process.
 
     ``workers`` defaults to the machine's cores. Use as a context manager, or call
-    :meth:`close`; :meth:`warm_up` starts every worker now rather than on first use (so a
-    crawl's first pages do not pay for interpreter start-up).
+    :meth:`close`; :meth:`warm_up` waits until every worker has started (so a crawl's first
+    pages do not pay for interpreter start-up).
     """
 
     def __init__(self, workers: int | None = None, *, start_method: str = "spawn", embeds: bool = True,
@@ -36,7 +39,7 @@ class ParsePool:
             raise ValueError(f"start_method must be one of {START_METHODS} (a process with a JVM must not fork)")
         self.workers = workers or os.cpu_count() or 1
         self.options = {"embeds": embeds, "max_outlinks": max_outlinks}
-        self._executor = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context(start_method))
+        self._executor = TiedProcessPool(self.workers, multiprocessing.get_context(start_method))
 
     async def extract(self, body: bytes, url: str, headers: Mapping[str, str]) -> Document:
         """The :class:`Document` of ``body``, computed in a worker; the event loop keeps running meanwhile."""
@@ -44,9 +47,8 @@ class ParsePool:
         return await loop.run_in_executor(self._executor, _extract, body, url, dict(headers), self.options)
 
     def warm_up(self) -> None:
-        """Start all workers now (each answers one trivial call)."""
-        for future in [self._executor.submit(os.getpid) for _ in range(self.workers)]:
-            future.result()
+        """Wait until every worker has started."""
+        self._executor.wait_started()
 
     def close(self) -> None:
         self._executor.shutdown(wait=True, cancel_futures=True)

@@ -114,6 +114,8 @@ FETCHED, ROBOTS = "fetched", "robots"
 CRAWL_LOG = "crawl.log"
 ADDED_SEEDS = "added_seeds"
 """crawl.json's list of the seeds added while the crawl ran (the console's), kept across resumes."""
+QUEUE_BUDGET = "queue_budget"
+"""crawl.json's queue budget (:attr:`CrawlConfig.queue_budget`), kept until a command names another."""
 
 TRANSIENT_STATUSES = frozenset({fetch_status.CONNECT_FAILED, fetch_status.CONNECT_LOST, fetch_status.TIMEOUT,
                                 fetch_status.ROBOTS_PREREQUISITE_FAILURE, 408, 429, 500, 502, 503, 504})
@@ -192,10 +194,14 @@ class Crawler:
                                f"resume it with the same setting (got {value!r}) or use another --state")
             chosen[name] = value if value is not None else stored.get(name, SETTING_DEFAULTS.get(name))
         chosen["canon"] = get_seen_key_scheme(chosen["seen_key"]).canonicalizer_for(chosen["canon"])
-        self.config = dataclasses.replace(self.config, **chosen)
+        # The budget is the state's until a command names another: a higher one wakes the retired queues.
+        budget = self.config.queue_budget
+        budget = (stored.get(QUEUE_BUDGET) if budget is None else budget) or None
+        self.config = dataclasses.replace(self.config, **chosen, queue_budget=budget)
         self.added_seeds = [url for url in stored.get(ADDED_SEEDS, []) if url not in self.config.seeds]
         self.scope = self._seeds_scope()
-        self._settings = chosen | {"seeds": self.config.seeds}
+        self._settings = chosen | {"seeds": self.config.seeds} | ({QUEUE_BUDGET: budget} if budget else {})
+        self.summary.queue_budget = budget
         self._write_settings()
         failpoints.hit("crawl.settings_written")
 
@@ -239,7 +245,7 @@ class Crawler:
                 self.visited = cached(self.visited, self.url_cache)
             self.frontier = WorkQueueFrontier(self.env, self.visited, create=True, assignment=policy,
                                               seen_key=config.seen_key, canonicalizer=config.canon,
-                                              politeness=config.politeness,
+                                              politeness=config.politeness, queue_budget=config.queue_budget,
                                               prefetch=16)
             self.fetched = self.env.open_database(FETCHED, create=True)
             self.robots_db = self.env.open_database(ROBOTS, create=True)
@@ -290,6 +296,8 @@ class Crawler:
             self.gateway.close()
         with contextlib.suppress(Exception):  # counts for the summary, read only
             self.summary.pending = len(self.frontier)
+            retired = self.frontier.stats()["by_state"]["retired"]
+            self.summary.retired_queues, self.summary.retired_urls = retired["queues"], retired["urls"]
             self.summary.records = self.fetched.count()
         if self.url_cache is not None:
             self.summary.cache_hits, self.summary.cache_misses = self.url_cache.hits, self.url_cache.misses

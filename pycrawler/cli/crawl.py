@@ -116,6 +116,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "trap no rule knows ends there; kept by the state until a command names another (a higher "
                         "one fetches the rest; 0: no limit, the default)")
     p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for your own servers)")
+    p.add_argument("--no-sitemaps", action="store_true",
+                   help="do not read the sitemaps robots.txt names (nor a seed that is one); see docs/crawler.md")
     p.add_argument("--contact", metavar="URL",
                    help="operator contact URL for the User-Agent (required unless all seeds are on loopback)")
     p.add_argument("--parse-workers", type=_positive, default=CrawlConfig.parse_workers, metavar="N",
@@ -145,7 +147,8 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
         concurrency=args.concurrency, politeness=parse_delay(delay), seen=args.seen, url_cache=args.url_cache,
         bloom_capacity=args.bloom_capacity, je_cache_mb=args.je_cache_mb, queue_policy=args.queue_policy,
         canon=args.canon, seen_key=args.seen_key, warc=args.warc, trace=args.trace,
-        fsync=args.fsync, min_free_mb=args.min_free, queue_budget=args.queue_budget, obey_robots=not args.no_robots,
+        fsync=args.fsync, min_free_mb=args.min_free, queue_budget=args.queue_budget,
+        obey_robots=not args.no_robots, sitemaps=not args.no_sitemaps,
         contact_url=contact_for(args.seeds, args.contact), parse_workers=args.parse_workers, progress=args.progress,
         serve=args.serve_port if args.serve else None, stats=args.stats)
 

@@ -85,6 +85,12 @@ class RobotsPolicy:
             self._rules = Protego.parse(self.body.decode("utf-8", errors="replace"))
         return self._rules
 
+    @property
+    def sitemaps(self) -> list[str]:
+        """The URLs of robots.txt's ``Sitemap:`` lines (any group's), in order; none without rules."""
+        rules = self.rules
+        return [] if rules is None else list(rules.sitemaps)
+
     def allows(self, url: str, agent: str) -> bool:
         rules = self.rules
         return True if rules is None else rules.can_fetch(url, agent)

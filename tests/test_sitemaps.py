@@ -11,6 +11,7 @@ import re
 import subprocess
 
 import pytest
+from warcio.archiveiterator import ArchiveIterator
 
 from crawl_sites import ROOT, CountingServer, crawl_command, page, write_pages
 from pycrawler.parse.sitemap import INDEX, MAX_BYTES, MAX_URLS, TEXT, URLSET, place_of, read_sitemap
@@ -154,7 +155,7 @@ def site(tmp_path):
 def test_pages_only_sitemaps_name_are_fetched_through_an_index_of_gzipped_sitemaps(site, tmp_path):
     base, server, other = site
     state = tmp_path / "state"
-    done = crawl(base + "index.html", state, "--scope", "any")
+    done = crawl(base + "index.html", state, "--scope", "any", "--warc", str(tmp_path / "warc"))
     counts = server.page_counts()
     assert {path: counts.get(path) for path in ("maps/hidden1.html", "maps/hidden2.html", "deep/hidden3.html")} == \
         dict.fromkeys(("maps/hidden1.html", "maps/hidden2.html", "deep/hidden3.html"), 1)
@@ -169,6 +170,15 @@ def test_pages_only_sitemaps_name_are_fetched_through_an_index_of_gzipped_sitema
     assert lines[base + "deep/hidden3.html"] == ("200", "ML", base + "urls.txt")
     # read: the index, two sitemaps and the text one; listed: 2 + 1 + 1 + 2; refused: 2.
     assert summary_figures(done.stdout) == (4, 6, 2, 0)
+    # Fetched as pages are: a WARC response record each, the gzipped one as the server sent it.
+    responses = {}
+    for path in (tmp_path / "warc").glob("*.warc.gz"):
+        with path.open("rb") as stream:
+            responses |= {record.rec_headers.get_header("WARC-Target-URI"): record.content_stream().read()
+                          for record in ArchiveIterator(stream, check_digests="raise")
+                          if record.rec_type == "response"}
+    assert gzip.decompress(responses[base + "maps/s1.xml.gz"]).startswith(b"<?xml")
+    assert {base + "sitemap_index.xml", base + "urls.txt", base + "maps/hidden1.html"} <= responses.keys()
 
 
 def test_no_sitemaps_reads_none(site, tmp_path):

@@ -602,14 +602,15 @@ class Crawler:
         """At the first URL of a host in this run, schedule the sitemaps its robots.txt names
         (in scope), hop ``M`` from robots.txt at layer 0: a sitemap is a manifest of the site,
         as a seed is its start. Once a run, not once a crawl: the seen table drops those a run
-        before scheduled, and a run killed before their schedule committed schedules them again."""
+        before scheduled, and a run killed before their schedule committed schedules them again.
+        A host whose robots.txt has not answered yet is asked again at its next URL."""
         host = host_key(url)
         if host in self._sitemap_hosts:
             return
-        self._sitemap_hosts.add(host)
         policy = self.robots.known(host)
-        if policy is None:  # --no-robots: nothing fetched, nothing named
+        if policy is None or not policy.valid:  # robots.txt ignored, or no answer yet
             return
+        self._sitemap_hosts.add(host)
         robots_url = f"{host}/robots.txt"
         links = [Link(sitemap, 0, Hop.MANIFEST.value, robots_url) for sitemap in policy.sitemaps
                  if server(sitemap) is not None and self.scope.allows(sitemap) and not self.path_rule.rejects(sitemap)]

@@ -74,15 +74,24 @@ def _placed(url: str) -> str:
 
 def inflate(body: bytes) -> tuple[bytes, bool]:
     """``body`` gunzipped when it is gzip (else as is), cut at :data:`MAX_BYTES`; and whether
-    it was cut (a gzip stream that is corrupt or cut short counts as cut where it breaks)."""
+    it was cut (a gzip stream that is corrupt or cut short counts as cut where it breaks).
+    Every member of a gzip file of several is inflated, as gzip does, within the one limit."""
     if not body.startswith(GZIP_MAGIC):
         return body[:MAX_BYTES], len(body) > MAX_BYTES
-    inflater = zlib.decompressobj(wbits=31)
-    try:
-        data = inflater.decompress(body, MAX_BYTES + 1)
-    except zlib.error:
-        return b"", True
-    return data[:MAX_BYTES], len(data) > MAX_BYTES or not inflater.eof
+    parts, size, rest = [], 0, body
+    while rest.startswith(GZIP_MAGIC):
+        inflater = zlib.decompressobj(wbits=31)
+        try:
+            part = inflater.decompress(rest, MAX_BYTES + 1 - size)
+        except zlib.error:
+            return b"".join(parts), True
+        parts.append(part)
+        size += len(part)
+        if not inflater.eof:  # past the limit, or the stream ends early
+            break
+        rest = inflater.unused_data
+    data = b"".join(parts)
+    return data[:MAX_BYTES], size > MAX_BYTES or not inflater.eof
 
 
 def read_sitemap(body: bytes, allowed: tuple[str, ...]) -> Sitemap:

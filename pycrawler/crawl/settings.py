@@ -88,7 +88,7 @@ class CrawlConfig:
     fsync: bool = False                   # outputs reach the disk before each commit (power loss)
     min_free_mb: int = DEFAULT_MIN_FREE_MB  # stop when a written filesystem has less free (0: never)
     queue_budget: int | None = None       # fetches a work queue may make (None: the state's, else no limit; 0: none)
-    obey_robots: bool = True
+    robots: str = "rfc9309"                # rfc9309 | heritrix | ignore (pycrawler.fetch.robots.READINGS)
     sitemaps: bool = True                 # read the sitemaps robots.txt names (and a seed that is one)
     contact_url: str = "http://localhost/"
     embeds: bool = True

@@ -102,7 +102,7 @@ def read_sitemap(body: bytes, allowed: tuple[str, ...]) -> Sitemap:
     sitemap.truncated = sitemap.truncated or cut
     kept = []
     for url in sitemap.urls:
-        if _placed(url).startswith(allowed):
+        if url.startswith(allowed) or _placed(url).startswith(allowed):  # most are written as the prefix is
             kept.append(url)
         else:
             sitemap.refused += 1

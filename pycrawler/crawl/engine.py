@@ -301,7 +301,9 @@ class Crawler:
         failpoints.hit("crawl.close.outputs_closed")
         if self.gateway is not None:  # before the stores: nobody else reads or writes them from here on
             self.gateway.close()
-        with contextlib.suppress(Exception):  # counts for the summary, read only
+        with contextlib.suppress(Exception):  # counts for the summary
+            if self._failure is None:   # what DRUM still holds is enqueued now, as the close would: counted
+                self.frontier.flush()
             self.summary.pending = len(self.frontier)
             retired = self.frontier.stats()["by_state"]["retired"]
             self.summary.retired_queues, self.summary.retired_urls = retired["queues"], retired["urls"]

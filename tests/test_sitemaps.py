@@ -13,7 +13,7 @@ import subprocess
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from crawl_sites import ROOT, CountingServer, crawl_command, page, write_pages
+from crawl_sites import ROOT, CountingServer, answer, crawl_command, page, write_pages
 from pycrawler.parse.sitemap import INDEX, MAX_BYTES, MAX_URLS, TEXT, URLSET, place_of, read_sitemap
 
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
@@ -149,7 +149,8 @@ def site(tmp_path):
     for name in ("hidden1.html", "hidden2.html"):
         (tmp_path / "site" / "maps" / name).write_text(page(name, []))
     (tmp_path / "site" / "deep" / "hidden3.html").write_text(page("hidden3", []))
-    site, other = CountingServer(tmp_path / "site"), CountingServer(tmp_path / "other")
+    moved = {"/moved-sitemap.xml": lambda handler: answer(handler, 301, headers=[("Location", "/maps/s2.xml.gz")])}
+    site, other = CountingServer(tmp_path / "site", moved), CountingServer(tmp_path / "other")
     with site as base, other as other_base:
         root = tmp_path / "site"
         (root / "robots.txt").write_text(f"User-agent: *\nAllow: /\n\nSitemap: {base}sitemap_index.xml\n"
@@ -198,9 +199,13 @@ def test_no_sitemaps_reads_none(site, tmp_path):
 
 
 def test_a_seed_that_is_a_sitemap_is_read(site, tmp_path):
+    """A seed that answers a sitemap is read as one, and so is the sitemap a seed redirects to."""
     base, server, _ = site
     crawl(base + "maps/s2.xml.gz", tmp_path / "state", "--no-robots")
     assert server.page_counts() == {"maps/s2.xml.gz": 1, "maps/hidden2.html": 1}
+    server.counts.clear()
+    crawl(base + "moved-sitemap.xml", tmp_path / "moved", "--no-robots")
+    assert server.page_counts() == {"moved-sitemap.xml": 1, "maps/s2.xml.gz": 1, "maps/hidden2.html": 1}
 
 
 def test_loops_of_indexes_and_a_lying_sitemap_end_bounded(tmp_path):

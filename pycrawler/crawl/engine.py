@@ -673,7 +673,7 @@ class Crawler:
 
     async def _read_sitemap(self, body: bytes, url: str, layer: int, hop_path: str, via: str | None) -> PageResult:
         """The links of a sitemap: a URL named as one (hop ``M``: by robots.txt or an index), or
-        a seed whose answer is not HTML. Its URLs must be under its folder, or anywhere on the
+        a seed whose answer is not HTML (or the URL a seed redirects to). Its URLs must be under its folder, or anywhere on the
         host whose robots.txt named it; an index's sitemaps are followed while the chain of
         sitemaps is at most :data:`MAX_SITEMAP_HOPS` long (a loop of indexes ends there, or at
         the seen table)."""
@@ -709,7 +709,8 @@ class Crawler:
         page: PageResult | None = None
         answered = 200 <= status < 300
         html = answered and (media in HTML_TYPES if media else looks_like_html(result.body))
-        if answered and self.config.sitemaps and (sitemap_hops(hop_path) or (not hop_path and not html)):
+        seed = not hop_path.rstrip(Hop.REDIRECT.value)  # a seed, or where a seed redirects (http to https)
+        if answered and self.config.sitemaps and (sitemap_hops(hop_path) or (seed and not html)):
             page = await self._read_sitemap(result.body, url, layer, hop_path, via)
         elif html:
             page = await asyncio.wrap_future(self.pages.submit(result.body, url, headers, layer))

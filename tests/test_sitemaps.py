@@ -48,12 +48,14 @@ def test_a_urlset_index_and_text_sitemap_list_their_urls_in_order():
 def test_urls_off_the_sitemaps_place_are_refused():
     """sitemaps.org: a sitemap lists URLs of its own scheme, host and port, under its folder;
     robots.txt naming it allows that host's whole site."""
-    listed = ["http://example.com/shop/a.html", "http://EXAMPLE.com/shop/b.html", "http://example.com/other.html",
-              "https://example.com/shop/c.html", "http://example.com:8080/shop/d.html", "http://evil.test/shop/e"]
+    listed = ["http://example.com/shop/a.html", "http://EXAMPLE.com:80/shop/b.html", "http://example.com/other.html",
+              "https://example.com/shop/c.html", "http://example.com:8080/shop/d.html", "http://evil.test/shop/e",
+              "http://example.com/shop/../admin", "http://example.com/shop/%2e%2e/admin",
+              "http://user@example.com/shop/f", "http://example.com.evil.test/shop/g"]
     read = read_sitemap(urlset(listed).encode(), (place_of("http://example.com/shop/sitemap.xml"),))
-    assert (read.urls, read.refused) == (listed[:2], 4)
+    assert (read.urls, read.refused) == (listed[:2], 8)
     whole_host = (place_of("http://example.com/shop/sitemap.xml"), place_of("http://example.com/robots.txt", True))
-    assert read_sitemap(urlset(listed).encode(), whole_host).urls == listed[:3]
+    assert read_sitemap(urlset(listed).encode(), whole_host).urls == listed[:3] + listed[6:7]  # /admin: the host's
 
 
 def test_the_protocols_limits_50000_urls_and_50_mb():

@@ -20,7 +20,9 @@ sitemap and as the web's lies call for:
   ``http://example.com/catalog/sitemap.xml`` may list ``http://example.com/catalog/...``
   only (same scheme, host and port, under its folder), unless the robots.txt of the host
   named it, which allows that whole host. The caller says which prefixes apply
-  (``allowed``); :func:`place_of` makes one.
+  (``allowed``); :func:`place_of` makes one. A URL is judged in its canonical form (the one
+  the crawl requests: ``/catalog/../admin`` is ``/admin``), and userinfo makes it another
+  host's.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from urllib.parse import urlsplit
 
 from lxml import etree
 
+from ..keys.canon import canonicalize, canonicalize_many
 from .links import MAX_URL_LENGTH
 
 MAX_URLS = 50_000
@@ -58,18 +61,19 @@ class Sitemap:
 
 
 def place_of(url: str, whole_host: bool = False) -> str:
-    """The prefix of the URLs a sitemap at ``url`` may list: its scheme, host and port, and the
-    folder it is in (``whole_host``: the host's root, for a sitemap robots.txt named)."""
-    parts = urlsplit(url)
+    """The prefix of the URLs a sitemap at ``url`` may list, in the crawl's canonical form: its
+    scheme, host and port, and the folder it is in (``whole_host``: the host's root, for a
+    sitemap robots.txt named)."""
+    parts = urlsplit(canonicalize(url))
     folder = "/" if whole_host else parts.path[: parts.path.rfind("/") + 1] or "/"
-    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{folder}"
+    return f"{parts.scheme}://{parts.netloc}{folder}"
 
 
-def _placed(url: str) -> str:
-    """``url`` with its scheme and host lowercased, as :func:`place_of` writes a prefix."""
-    scheme, sep, rest = url.partition("://")
-    host, slash, path = rest.partition("/")
-    return f"{scheme.lower()}{sep}{host.lower()}{slash}{path}"
+def _escaped_dot_segment(url: str) -> bool:
+    """Whether a canonical URL's path still holds a ``.`` or ``..`` segment: one written with
+    escaped dots (``%2e%2e``), which a server may resolve, and so leave the sitemap's folder."""
+    path = url.partition("?")[0] + "/"  # a canonical URL has no fragment; plain string work: urlsplit costs 3 us
+    return "/../" in path or "/./" in path
 
 
 def inflate(body: bytes) -> tuple[bytes, bool]:
@@ -100,13 +104,11 @@ def read_sitemap(body: bytes, allowed: tuple[str, ...]) -> Sitemap:
     start = data[:512].lstrip(b"\xef\xbb\xbf \t\r\n")
     sitemap = _read_xml(data) if start.startswith(b"<") else _read_text(data)
     sitemap.truncated = sitemap.truncated or cut
-    kept = []
-    for url in sitemap.urls:
-        if url.startswith(allowed) or _placed(url).startswith(allowed):  # most are written as the prefix is
-            kept.append(url)
-        else:
-            sitemap.refused += 1
-    sitemap.urls = kept
+    # Judged in the form the crawl requests (case of scheme and host, default port, dot
+    # segments resolved), so no spelling of a URL elsewhere passes for one at the place.
+    kept = [url for url, canonical in zip(sitemap.urls, canonicalize_many(sitemap.urls))
+            if canonical is not None and canonical.startswith(allowed) and not _escaped_dot_segment(canonical)]
+    sitemap.refused, sitemap.urls = len(sitemap.urls) - len(kept), kept
     return sitemap
 
 

@@ -15,6 +15,7 @@ import time
 
 import pytest
 from aiohttp import web
+from aiohttp.abc import AbstractResolver
 from aiohttp.test_utils import TestServer
 from conftest import missing
 from crawl_sites import CountingServer, answer, fetched_records, page, run_crawl
@@ -171,17 +172,53 @@ def test_what_each_robots_answer_means_as_rfc9309_and_as_heritrix_read_it(kind, 
         assert cache.standings == {{UNREACHABLE: "error", ALLOW_ALL: "absent", RULES: "fetched"}[expected]: 1}
 
 
-def test_a_refused_connection_and_an_unresolvable_host_are_unreachable():
+def test_the_backoff_stays_at_its_cap_however_many_times_robots_txt_failed():
+    """A host given up is asked again at each of its URLs' tries (each failure counted): a
+    big site must not overflow the doubling."""
+    policy = RobotsPolicy("http://example.com", 503, 0.0, attempts=5000)
+    assert not policy.expired(899.0, ttl=86400, retry_delay=30, max_retry_delay=900)
+    assert policy.expired(900.0, ttl=86400, retry_delay=30, max_retry_delay=900)
+    assert policy.expired(0.0, ttl=86400, retry_delay=0, max_retry_delay=0)
+
+
+class NoNames(AbstractResolver):
+    """A resolver that knows no name (no real DNS is asked)."""
+
+    async def resolve(self, host, port=0, family=socket.AF_INET):
+        raise OSError(socket.EAI_NONAME, f"{host} is not known")
+
+    async def close(self):
+        pass
+
+
+def test_a_refused_connection_an_unresolvable_host_and_a_timeout_are_unreachable():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # nothing listens here
+    app = web.Application()
+
+    async def silent(request):
+        await asyncio.sleep(3)
+        return web.Response(text=ROBOTS)
+
+    app.router.add_get("/robots.txt", silent)
 
     async def scenario():
-        async with Fetcher(FetchConfig(contact_url="https://example.org/contact", connect_timeout=2)) as fetcher:
-            cache = RobotsCache(fetcher)
-            return [await cache.verdict(url) for url in (f"http://127.0.0.1:{port}/a", "http://no-such-host.invalid/a")]
+        server = TestServer(app, host="127.0.0.1")
+        await server.start_server()
+        try:
+            config = FetchConfig(contact_url="https://example.org/contact", connect_timeout=2, read_timeout=0.3)
+            async with Fetcher(config, resolver=NoNames()) as fetcher:
+                cache = RobotsCache(fetcher)
+                urls = [f"http://127.0.0.1:{port}/a", "http://no-such-host.test/a", str(server.make_url("/a"))]
+                verdicts = [await cache.verdict(url) for url in urls]
+                return verdicts, [cache.known(host_key(url)).status for url in urls]
+        finally:
+            await server.close()
 
-    assert asyncio.run(scenario()) == [UNREACHABLE, UNREACHABLE]
+    verdicts, statuses = asyncio.run(scenario())
+    assert verdicts == [UNREACHABLE] * 3
+    assert statuses == [status.CONNECT_FAILED, status.DOMAIN_UNRESOLVABLE, status.TIMEOUT]
 
 
 def test_a_failing_robots_txt_is_retried_with_a_doubling_backoff_until_it_gives_up():
@@ -293,6 +330,20 @@ def test_host_key_separates_schemes_and_ports_and_drops_default_ports():
     assert host_key("http://[::1]:81/") == "http://[::1]:81"
 
 
+def test_only_the_first_500_kib_of_robots_txt_are_read():
+    filler = "# " + "x" * 1022 + "\n"  # 1 KiB a line
+    body = "User-agent: *\nDisallow: /early\n" + filler * 510 + "Disallow: /late\n"
+    app = web.Application()
+
+    async def robots(request):
+        return web.Response(text=body)
+
+    app.router.add_get("/robots.txt", robots)
+    results, cache, base = asyncio.run(verdicts(app, ["/early", "/late"]))
+    assert results == [RULES, ALLOW_ALL]
+    assert len(cache.known(host_key(base)).body) == 500 * 1024
+
+
 def test_sitemap_lines_are_exposed_on_the_policy_whatever_group_they_sit_in():
     body = b"Sitemap: http://example.com/a.xml\nUser-agent: other\nDisallow: /\nsitemap: http://example.com/b.xml.gz\n"
     assert RobotsPolicy("http://example.com", 200, 0.0, body).sitemaps == (
@@ -329,7 +380,8 @@ AGENTS = ["*", "* foo", "*foo", "*\tx", "pycrawler", "PyCrawler", "pycrawler/1.0
 AGENT_KEYS = ["User-agent", "user-agent", "USER-AGENT", "useragent", "User agent", "User-Agents"]
 ALLOW_KEYS = ["Allow", "allow", "ALLOW", "Allowed"]
 DISALLOW_KEYS = ["Disallow", "disallow", "Dissallow", "disalow", "DISALLOW", "Disallowed"]
-OTHER_LINES = ["Crawl-delay: 1", "Sitemap: http://example.com/s.xml", "# comment", "", "Host: x", "foo: bar"]
+OTHER_LINES = ["Crawl-delay: 1", "crawl-delay: 2.5s", "Crawl delay: x", "crawldelay -3", "Crawl-delay: 1e1",
+               "Sitemap: http://example.com/s.xml", "# comment", "", "Host: x", "foo: bar"]
 PATTERN_PIECES = ["/", "a", "b", "c", "*", "$", "%2F", "%2f", "%41", "A", "?", "=", ";", ".html", "index.html",
                   "\u00e9", "\u30c4", "%E3%83%84", "&", "-", "%", "%zz", "q=1", "2F", "41", "\\", "\x00", "\t"]
 URL_PIECES = ["/", "a", "b", "c", "%2F", "%2f", "%41", "A", "?", "=", ";", ".html", "index.html", "\u00e9",
@@ -358,14 +410,18 @@ def generated_cases(seed: int, n: int):
         yield rng.choice(["\n", "\r\n", "\r"]).join(lines), url
 
 
-def test_decisions_equal_googles_parser_on_generated_robots_txt_and_urls():
+def test_decisions_and_crawl_delays_equal_googles_parser_on_generated_robots_txt_and_urls():
     try:
         from robotstxt import RobotsMatcher
     except ImportError:
         missing("fast-robotstxt (Google's robots.txt parser, the test extra) is not installed")
     google = RobotsMatcher()
-    differ = [(robots, url) for robots, url in generated_cases(seed=9309, n=3000)
-              if parse(robots.encode(), "pycrawler").allows(url) != google.is_allowed(robots, "pycrawler", url)]
+    differ = []
+    for robots, url in generated_cases(seed=9309, n=3000):
+        rules = parse(robots.encode(), "pycrawler")
+        ours = rules.allows(url), rules.crawl_delay
+        if ours != (google.is_allowed(robots, "pycrawler", url), google.crawl_delay):
+            differ.append((robots, url))
     assert differ == []
 
 

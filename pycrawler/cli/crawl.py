@@ -117,7 +117,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "trap no rule knows ends there; kept by the state until a command names another (a higher "
                         "one fetches the rest; 0: no limit, the default)")
     p.add_argument("--robots", choices=READINGS, default=RFC9309,
-                   help="how robots.txt is read: rfc9309 (default: a 5xx, a 429 or no answer disallows the host, whose URLs wait while robots.txt is retried), heritrix (any answer but 2xx allows all, as Heritrix 3: to continue a Heritrix crawl), ignore (only for your own servers)")
+                   help="how robots.txt is read: rfc9309 (default: a 5xx, a 429 or no answer disallows the host, "
+                        "whose URLs wait while robots.txt is retried), heritrix (any answer but 2xx allows all, as "
+                        "Heritrix 3: to continue a Heritrix crawl), ignore (only for your own servers)")
     p.add_argument("--no-robots", dest="robots", action="store_const", const=IGNORE, help="--robots ignore")
     p.add_argument("--no-sitemaps", action="store_true",
                    help="do not read the sitemaps robots.txt names (nor a seed that is one); see docs/crawler.md")

@@ -133,7 +133,8 @@ class RobotsPolicy:
     def expired(self, now: float, ttl: float, retry_delay: float, max_retry_delay: float) -> bool:
         if self.valid:
             return now - self.fetched_at >= ttl
-        return now - self.fetched_at >= min(retry_delay * 2 ** (self.attempts - 1), max_retry_delay)
+        doublings = min(self.attempts - 1, 64)  # past the cap anyway; 2 ** attempts overflows a float
+        return now - self.fetched_at >= min(retry_delay * 2.0 ** doublings, max_retry_delay)
 
     def pack(self) -> bytes:
         return _RECORD.pack(_RECORD_VERSION, self.fetched_at, self.status, self.attempts) + self.body

@@ -1,12 +1,12 @@
 """robots.txt rules as RFC 9309's reference parser reads them (Google's ``robots.cc``).
 
 :func:`parse` reads a robots.txt body once for one crawler's product token and keeps only
-what applies to it; :meth:`Rules.allows` then decides a URL the way Google's
-``RobotsMatcher::AllowedByRobots`` does, decision for decision (tests/test_robots.py checks
-this against Google's library on generated files and URLs):
+what applies to it; :meth:`Rules.allows` then decides a URL as the ``fast-robotstxt`` build
+of Google's ``RobotsMatcher::OneAgentAllowedByRobots`` does, decision for decision
+(tests/test_robots.py checks it against that library on generated files and URLs):
 
 - lines end at LF, CR or CRLF, a leading UTF-8 BOM (or a prefix of one) is skipped, a line
-  is cut at 16,665 bytes and at a NUL, ``#`` starts a comment;
+  is cut at 16,665 bytes, ``#`` starts a comment;
 - a key ends at the first ``:``; a line without one may use whitespace instead when it holds
   exactly two words; keys are matched by prefix, case-insensitively, with the frequent typos
   (``useragent``, ``user agent``, ``dissallow``, ``disalow``...);
@@ -16,15 +16,16 @@ this against Google's library on generated files and URLs):
   equals the product token ignoring case (RFC 9309 2.2.1: ``pycrawl`` is not ``pycrawler``);
   it is global when the value is ``*`` (alone or followed by whitespace). The crawler's
   groups are merged; only when it has none do the global groups apply;
-- the path matched is the URL's path, params and query exactly as written (no fragment; a
-  URL is compared in the escaped form it is requested in: its percent-escapes are not
-  decoded), a pattern's bytes above 0x7F are percent-escaped and its escapes upper-cased;
-  ``*`` matches any run of bytes and a final ``$`` the end. The longest matching pattern
-  wins, Allow wins a tie; an empty pattern matches nothing that counts. ``Allow`` of a
-  ``.../index.htm(l)`` also allows its directory (``.../$``).
+- the path matched is the URL's path, params and query as a WHATWG parser gives them
+  (:func:`url_path`); a pattern's bytes above 0x7F are percent-escaped and its escapes
+  upper-cased; an escape on either side is compared as the byte it stands for (``%2F`` is
+  ``/``, ``%41`` is ``A``); ``*`` matches any run of bytes and a final ``$`` the end. The
+  longest matching pattern (in escaped bytes) wins, Allow wins a tie; an empty pattern
+  matches nothing that counts. ``Allow`` of a ``.../index.htm(l)`` also allows its
+  directory (``.../$``).
 
-Beyond Google's matcher: ``Crawl-delay`` of the groups that apply (the first valid value),
-and the ``Sitemap`` lines of the whole file (for whoever reads sitemaps).
+``Crawl-delay`` is the first one of the crawler's groups, else of the global ones (as the
+library reads it too); the ``Sitemap`` lines are the whole file's.
 """
 
 from __future__ import annotations
@@ -42,14 +43,16 @@ _ASCII_SPACE = " \t\n\v\f\r"
 _AGENT_TOKEN = re.compile(r"[A-Za-z_-]*")
 _ESCAPE_OR_HIGH = re.compile(r"%[0-9A-Fa-f]{2}|[\x80-\xff]")
 
-USER_AGENT, ALLOW, DISALLOW, SITEMAP, OTHER = "user-agent", "allow", "disallow", "sitemap", "other"
+USER_AGENT, ALLOW, DISALLOW, SITEMAP, CRAWL_DELAY, OTHER = (
+    "user-agent", "allow", "disallow", "sitemap", "crawl-delay", "other")
 _KEY_PREFIXES = (  # in robots.cc's order: the first kind whose prefix the key starts with
     (USER_AGENT, ("user-agent", "useragent", "user agent")),
     (ALLOW, ("allow",)),
     (DISALLOW, ("disallow", "dissallow", "dissalow", "disalow", "diasllow", "disallaw")),
     (SITEMAP, ("sitemap", "site-map")),
+    (CRAWL_DELAY, ("crawl-delay", "crawldelay", "crawl delay")),
 )
-_CRAWL_DELAY_KEYS = ("crawl-delay", "crawl delay", "crawldelay")
+_LEADING_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def key_kind(key: str) -> str:
@@ -228,13 +231,36 @@ class Rules:
     disallow: tuple[Pattern, ...] = ()
     crawl_delay: float | None = None
     sitemaps: tuple[str, ...] = ()
+    _by_prefix: dict[str, tuple[tuple[Pattern, bool], ...]] = dataclasses.field(
+        init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        """Index the patterns by the first :data:`PREFIX` characters of their literal before any
+        ``*``, which a matching path starts with (key "" for the shorter ones): a decision
+        looks at two lists, not at every rule."""
+        index: dict[str, list[tuple[Pattern, bool]]] = {}
+        for patterns, allow in ((self.allow, True), (self.disallow, False)):
+            for pattern in patterns:
+                key = pattern.first[:PREFIX] if len(pattern.first) >= PREFIX else ""
+                index.setdefault(key, []).append((pattern, allow))
+        object.__setattr__(self, "_by_prefix", {key: tuple(entries) for key, entries in index.items()})
 
     def allows(self, url: str) -> bool:
         path = url_path(url)
         plain = decoded(path)
-        allowed = max((len(p.text) for p in self.allow if p.matches(path, plain)), default=-1)
-        disallowed = max((len(p.text) for p in self.disallow if p.matches(path, plain)), default=-1)
+        allowed = disallowed = -1
+        for key in ("", plain[:PREFIX]) if len(plain) >= PREFIX else ("",):
+            for pattern, allow in self._by_prefix.get(key, ()):
+                if pattern.matches(path, plain):
+                    if allow:
+                        allowed = max(allowed, len(pattern.text))
+                    else:
+                        disallowed = max(disallowed, len(pattern.text))
         return not (disallowed > 0 and disallowed > allowed)
+
+
+PREFIX = 4
+"""Characters of a pattern's leading literal the rules are indexed by (``/sea`` of ``/search*``)."""
 
 
 @dataclasses.dataclass(slots=True)
@@ -260,12 +286,12 @@ def _is_global(agent_value: str) -> bool:
     return agent_value[:1] == "*" and (len(agent_value) == 1 or agent_value[1] in _ASCII_SPACE)
 
 
-def _delay(value: str) -> float | None:
-    try:
-        seconds = float(value)
-    except ValueError:
-        return None
-    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+def _delay(value: str) -> float:
+    """A ``Crawl-delay`` value as robots.cc reads it (``strtod``: its leading number, 0 for
+    none or a negative one), but only decimal: ``inf`` and ``nan`` are 0 too."""
+    number = _LEADING_NUMBER.match(value)
+    seconds = float(number[0]) if number else 0.0
+    return seconds if 0 <= seconds < math.inf else 0.0
 
 
 def parse(body: bytes, agent: str) -> Rules:
@@ -295,9 +321,10 @@ def parse(body: bytes, agent: str) -> Rules:
         elif kind == SITEMAP:
             if value:
                 sitemaps.append(value)
-        elif key.lower() in _CRAWL_DELAY_KEYS and (in_own or in_global):
+        elif kind == CRAWL_DELAY and (in_own or in_global):
             groups = own if in_own else global_
             if groups.crawl_delay is None:
                 groups.crawl_delay = _delay(value)
     chosen = own if has_own else global_
-    return Rules(tuple(chosen.allow), tuple(chosen.disallow), chosen.crawl_delay, tuple(sitemaps))
+    crawl_delay = own.crawl_delay if has_own and own.crawl_delay is not None else global_.crawl_delay
+    return Rules(tuple(chosen.allow), tuple(chosen.disallow), crawl_delay, tuple(sitemaps))

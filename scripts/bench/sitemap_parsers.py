@@ -12,7 +12,8 @@ sitemaps in the wild have), plain and gzipped, and must find all of them:
 - ``lxml_all``: lxml's iterparse reporting every element's end, as the textbook loop does;
 - ``etree``: the standard library's ``xml.etree.ElementTree.iterparse`` (expat, which
   expands internal entities: a billion laughs would run);
-- ``defusedxml``: defusedxml's ``iterparse`` over the same expat, refusing entities.
+- ``defusedxml``: defusedxml's ``iterparse`` over the same expat, refusing entities (it comes with
+  Scrapy, in the bench extra).
 
 The median of ``--rounds`` runs each, the rounds interleaved, in CPU seconds of this process
 (the work is one thread's, and CPU time stands still while a shared machine runs others).

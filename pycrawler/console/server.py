@@ -63,8 +63,9 @@ class LoopShare:
     answered one at a time, in their order of arrival, and one that held the loop ``d``
     seconds (at least :data:`LEAST_REQUEST_SECONDS`) makes the next wait until ``d / share``
     have passed. A client reading as fast as it can is slowed to that pace (HTTP/1.1 asks
-    again once answered), and what waits costs the loop nothing; an open page, which asks a
-    few times every five seconds, waits a few milliseconds behind it at most."""
+    again once answered), and what waits costs the loop nothing. An open page, which asks a
+    few times every five seconds, never waits on its own; under a flood it waits its turn
+    behind one request per flooding connection."""
 
     def __init__(self, share: float):
         self.share = share
@@ -204,8 +205,8 @@ class ConsoleServer:
         if action == "seeds":
             urls = await self._seed_urls(request)
             refused = figures.add_seeds(urls)
-            answer = {"added": len(urls) - len(refused), "refused": refused}
-            return web.json_response(answer, status=400 if refused and not answer["added"] else 200)
+            added = sum(url not in refused for url in urls)
+            return web.json_response({"added": added, "refused": refused}, status=200 if added else 400)
         getattr(figures, action)()
         return web.json_response({"done": action})
 

@@ -23,14 +23,18 @@ others' load than the rate. The crawl's flags are those of crawl_threads.py (``-
 --concurrency 32 --delay 0 --queue-policy bkdr``). The last line gives the medians, and the
 medians of each round's console run over its plain run (the pairs share the load of the moment).
 
-With ``--flood`` both crawls of a round have ``--console``; one is left alone, the other is
-read by ``--connections`` clients (threads of this process, keep-alive connections) asking
-every endpoint, the heaviest forms included (``/api/hosts?limit=10000``, ``/api/log?limit=5000``,
-``/metrics``...), as fast as the console answers: what a local process reading in a loop does
-to the crawl it shares a loop with. The last line gives the medians, the paired ratio (flooded
-over alone) and the answers a second the flood got.
+With ``--flood`` the crawl is of a synthetic web of ``--hosts`` hosts on loopback
+(:class:`~pycrawler.testing.synthetic_server.SyntheticServer`, its own process), at
+``--concurrency 4 --delay DELAY`` (``--delay``, default 0.5 s): the shape of a crawl of many
+hosts, whose reports (hosts, queues) are the console's heaviest. Both crawls of a round have
+``--console``; one is left alone, the other is read by ``--connections`` clients (threads of
+this process, keep-alive connections) asking every endpoint, the heaviest forms included
+(``/api/hosts?limit=10000``, ``/api/log?limit=5000``, ``/metrics``...), as fast as the
+console answers: what a local process reading in a loop does to the crawl it shares a loop
+with. The last line gives the medians, the paired ratio (flooded over alone), the CPU per
+page's and the answers a second the flood got.
 
-    .venv/bin/python scripts/bench/console_cost.py --flood --pages 60000 --rounds 5 --seconds 45 --warmup 12
+    .venv/bin/python scripts/bench/console_cost.py --flood --pages 100000 --hosts 100 --rounds 5 --seconds 35 --warmup 15
 """
 
 from __future__ import annotations
@@ -52,10 +56,15 @@ from crawl_threads import CRAWL_FLAGS, ROOT, LineCounter, thread_cpu, write_site
 
 from pycrawler.local_servers import free_port
 from pycrawler.static_site.server import StaticSite
+from pycrawler.testing.synthetic_server import SyntheticServer
+from pycrawler.testing.synthetic_web import SyntheticWeb
 
 POLLS = (("api/figures", 2.0), ("api/frontier?top=15", 5.0), ("api/hosts?limit=15", 5.0),
          ("api/log?limit=40&contains=", 5.0), ("metrics", 5.0))
 """What an open page (and a Prometheus) asks, and how often (seconds)."""
+
+NGINX_FLAGS = (*CRAWL_FLAGS, "--queue-policy", "bkdr", "--delay", "0")
+"""The crawl of the nginx site: crawl_threads.py's."""
 
 
 def poll(base: str, stop: threading.Event) -> None:
@@ -97,10 +106,9 @@ class Crawl:
     """One crawl of the bench, plain or with ``--console`` and the poller (or, ``flood``
     connections, a flood: :func:`flood`), started at once."""
 
-    def __init__(self, url: str, state: Path, console: bool, flood_connections: int = 0, delay: float = 0.0):
+    def __init__(self, seeds: list[str], state: Path, console: bool, flags: tuple[str, ...], flood_connections: int = 0):
         port = free_port()
-        command = [sys.executable, "-m", "pycrawler", "crawl", url + "index.html", "--state", str(state), *CRAWL_FLAGS,
-                   "--queue-policy", "bkdr", "--delay", str(delay),
+        command = [sys.executable, "-m", "pycrawler", "crawl", *seeds, "--state", str(state), *flags,
                    *(["--console", f"127.0.0.1:{port}"] if console else [])]
         self.console, self.stop = console, threading.Event()
         self.answers = [0] * flood_connections
@@ -186,9 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--flood", action="store_true",
                         help="both crawls with --console, one left alone and one flooded with reads (module docstring)")
     parser.add_argument("--connections", type=int, default=4, help="the flood's connections (default 4)")
-    parser.add_argument("--delay", type=float, default=0.0,
-                        help="the crawl's --delay (default 0: as fast as the machine goes; 0.05: a polite crawl of "
-                             "the site's one host, ~18 pages/s, whose loop waits most of the time)")
+    parser.add_argument("--hosts", type=int, default=100, help="--flood: the synthetic web's hosts (default 100)")
+    parser.add_argument("--delay", type=float, default=0.5, help="--flood: the crawl's --delay (default 0.5)")
     args = parser.parse_args(argv)
     if args.flood:
         return flood_rounds(args)
@@ -202,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         for round_ in range(args.rounds):
             order = (round_ % 2 == 1, round_ % 2 == 0)
             for consoles in [order] if args.together else [(console,) for console in order]:
-                crawls = [Crawl(url, Path(scratch) / f"{round_}-{console}", console, delay=args.delay)
+                crawls = [Crawl([url + "index.html"], Path(scratch) / f"{round_}-{console}", console, NGINX_FLAGS)
                           for console in consoles]
                 for console, (rate, cpu_ms) in zip(consoles, measure(crawls, args)):
                     rates[console].append(rate)
@@ -223,17 +230,16 @@ def main(argv: list[str] | None = None) -> int:
 
 def flood_rounds(args: argparse.Namespace) -> int:
     """``--flood``: rounds of the crawl left alone and the crawl flooded, in alternating order."""
-    site = ROOT / "bench-output" / f"threads-site-{args.pages}"
-    if not site.is_dir():
-        print(f"writing {args.pages:,} pages into {site}", flush=True)
-        write_site(site, args.pages)
     rates: dict[bool, list[float]] = {False: [], True: []}
+    cpu: dict[bool, list[float]] = {False: [], True: []}
     answered: list[float] = []
-    with StaticSite(site, server="nginx") as url, tempfile.TemporaryDirectory(prefix="console-flood-") as scratch:
+    flags = ("--delay", str(args.delay), "--concurrency", "4", "--no-progress")
+    with (SyntheticServer(SyntheticWeb(args.pages, args.hosts, seed=24)) as server,
+          tempfile.TemporaryDirectory(prefix="console-flood-") as scratch):
         for round_ in range(args.rounds):
             for flooded in (round_ % 2 == 1, round_ % 2 == 0):
-                crawl = Crawl(url, Path(scratch) / f"{round_}-{flooded}", True, args.connections if flooded else 0,
-                              args.delay)
+                crawl = Crawl(server.seeds, Path(scratch) / f"{round_}-{flooded}", True, flags,
+                              args.connections if flooded else 0)
                 try:
                     time.sleep(args.warmup)
                     mark, answers = crawl.mark(), sum(crawl.answers)
@@ -243,6 +249,7 @@ def flood_rounds(args: argparse.Namespace) -> int:
                 finally:
                     crawl.end()
                 rates[flooded].append(rate)
+                cpu[flooded].append(cpu_ms["all"])
                 extra = ""
                 if flooded:
                     answered.append(answers)
@@ -250,9 +257,11 @@ def flood_rounds(args: argparse.Namespace) -> int:
                 print(f"round {round_} {'flooded' if flooded else 'alone'}: {rate:.1f} pages/s, CPU ms/page "
                       f"{cpu_ms['all']:.2f}{extra}", flush=True)
     ratio = statistics.median(f / a for f, a in zip(rates[True], rates[False]))
+    cpu_ratio = statistics.median(f / a for f, a in zip(cpu[True], cpu[False]))
     print(f"alone_pps={statistics.median(rates[False]):.1f} flooded_pps={statistics.median(rates[True]):.1f} "
-          f"paired_pps_ratio={ratio:.3f} flood_answers_per_s={statistics.median(answered):.1f} "
-          f"connections={args.connections} delay={args.delay:g}")
+          f"paired_pps_ratio={ratio:.3f} paired_cpu_ratio={cpu_ratio:.3f} "
+          f"flood_answers_per_s={statistics.median(answered):.1f} connections={args.connections} hosts={args.hosts} "
+          f"delay={args.delay:g}")
     return 0
 
 

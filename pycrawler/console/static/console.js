@@ -38,12 +38,13 @@ function keepToken() { sessionStorage.setItem("pycrawler-token", token()); }
 // page asks for it, rather than showing an unreachable crawl.
 class TokenWanted extends Error {}
 function askToken(wanted) {
+  const asked = !$("token-wanted").hidden;
   $("token-wanted").hidden = !wanted;
   if (!wanted) return;
   $("token-box").hidden = false;
   $("status").textContent = "token needed";
   $("status").className = "status paused";
-  if (document.activeElement !== $("token")) $("token").focus();
+  if (!asked) $("token").focus();  // once: the page polls on, and the reader may be typing elsewhere
 }
 
 async function getJSON(path) {

@@ -284,7 +284,7 @@ def test_stop_ends_the_crawl_with_its_summary(crawl, browser):
     code, out = crawl.finish()
     assert code == 130, out
     assert "(interrupted)" in out and "rate:" in out and "crawl.log:" in out
-    assert not (crawl.state / "console.token").exists()
+    assert not (crawl.state / "console.token").exists() and not (crawl.state / "console.address").exists()
 
 
 def test_the_page_shows_a_stopped_crawl_read_only(crawl, browser):

@@ -40,7 +40,7 @@ def refuse_running_crawl(state: Path) -> None:
         probe.close()
     if pid is None:
         return
-    address = live_console_address(state)
+    address = live_console_address(state, pid)
     where = (f"its live console is at {address}" if address else
              "it runs without a console: stop it (Ctrl-C), or give its command --console PORT when resuming it")
     raise StoreLocked(f"{state} is being crawled (process {pid} holds its JE lock): {where}")

@@ -10,8 +10,8 @@
   Bearer``); a wrong or missing one is refused before anything is done. A stopped crawl's
   console has no actions and writes nothing into its folder: off loopback its token lives in
   memory only, printed once with the console's address. A running crawl's console writes its
-  address beside the token (``STATE/console.address``), so that ``pycrawler console STATE``
-  points at it while the crawl runs.
+  address and its process's id beside the token (``STATE/console.address``), so that
+  ``pycrawler console STATE`` points at it while the crawl runs.
 - **No other web page can act.** A token in a header, never a cookie or a form field: a page
   from another origin cannot set that header without a CORS preflight, which the console
   never grants; a POST whose ``Origin`` is not the console's own is refused as well. The
@@ -90,12 +90,15 @@ class RunFile:
                 self.path.unlink()
 
 
-def live_console_address(state: Path) -> str | None:
-    """The address of the console a running crawl of ``state`` serves, if it has one."""
+def live_console_address(state: Path, pid: int) -> str | None:
+    """The address of the console the crawl of ``state`` running as process ``pid`` serves, if
+    it has one. The file names the process that wrote it: one a killed crawl left behind is
+    not taken for the console of the crawl resumed since."""
     try:
-        return (Path(state) / ADDRESS_FILE).read_text().strip() or None
-    except OSError:
+        address, writer = (Path(state) / ADDRESS_FILE).read_text().split()
+    except (OSError, ValueError):
         return None
+    return address if writer == str(pid) else None
 
 
 class Token:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sys
 import time
 from pathlib import Path
@@ -137,7 +138,7 @@ class ConsoleServer:
         self.port = self._runner.addresses[0][1]
         self.gate.bind(self.port)
         if self.figures.can_act:
-            self._address = RunFile(self.figures.state / ADDRESS_FILE, self.url, private=False)
+            self._address = RunFile(self.figures.state / ADDRESS_FILE, f"{self.url}\n{os.getpid()}", private=False)
         self._ticker = asyncio.create_task(self._tick())
 
     async def close(self) -> None:

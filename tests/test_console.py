@@ -27,9 +27,11 @@ from aiohttp.test_utils import make_mocked_request
 from selenium.webdriver.common.by import By
 
 from console_harness import ROOT, ConsoleCrawl, chromium, http, wait_for
-from pycrawler.console.access import Gate, Token
+from pycrawler.console.access import Gate, Token, parse_public_listen
 from pycrawler.console.crawl_log import LogTally, tail
+from pycrawler.console.server import LEAST_REQUEST_SECONDS, LOOP_SHARE
 from pycrawler.crawl.crawllog import format_line
+from pycrawler.errors import BadInput
 from pycrawler.failpoints import ARM_VARIABLE
 from pycrawler.local_servers import free_port
 from pycrawler.seen.drum.visited import BUCKET_BYTES_VARIABLE
@@ -204,13 +206,72 @@ def test_a_seed_added_on_the_running_crawl_is_crawled_and_kept_in_crawl_json(cra
     base = f"http://127.0.0.3:{site.server_address[1]}"
     try:
         assert crawl.post("seeds", "not-the-token", {"urls": [base + "/added-seed"]})[0] == 401
-        assert crawl.post("seeds", crawl.token, {"urls": [base + "/added-seed"]}) == (200, b'{"added": 1}')
+        status, body = crawl.post("seeds", crawl.token, {"urls": [base + "/added-seed"]})
+        assert (status, json.loads(body)) == (200, {"added": 1, "refused": {}})
         assert json.loads((crawl.state / "crawl.json").read_text())["added_seeds"] == [base + "/added-seed"]
         wait_for(lambda: any(line.split()[1:4:2] == ["200", base + "/beyond"] for line in crawl.log_lines()), 30,
                  "the page only the added seed links to fetched")
     finally:
         site.shutdown()
         site.server_close()
+
+
+def test_seeds_the_crawl_cannot_take_are_refused_each_with_its_reason_and_never_recorded(crawl):
+    """A URL the canonicaliser rejects, port 0, another scheme, no host: each refused with why,
+    none written into crawl.json; the good one beside them is taken. A string for ``urls`` is
+    refused as such, not read letter by letter."""
+    before = json.loads((crawl.state / "crawl.json").read_text()).get("added_seeds", [])
+    bad = ["http://exa mple.com/", "http://127.0.0.1:0/", "ftp://127.0.0.1/", "http://", "http://127.0.0.1:99999/"]
+    status, body = crawl.post("seeds", crawl.token, {"urls": bad})
+    answer = json.loads(body)
+    assert status == 400 and answer["added"] == 0 and sorted(answer["refused"]) == sorted(bad)
+    assert answer["refused"]["http://exa mple.com/"]  # the canonicaliser's refusal, with a reason
+    assert "port 0" in answer["refused"]["http://127.0.0.1:0/"]
+    assert "ftp" in answer["refused"]["ftp://127.0.0.1/"] and answer["refused"]["http://"] == "no host"
+    assert "65535" in answer["refused"]["http://127.0.0.1:99999/"]
+    good = crawl.server.seeds[0] + "another-seed"
+    status, body = crawl.post("seeds", crawl.token, {"urls": [good, "http://127.0.0.1:0/"]})
+    assert (status, json.loads(body)["added"], list(json.loads(body)["refused"])) == (200, 1, ["http://127.0.0.1:0/"])
+    status, body = crawl.post("seeds", crawl.token, {"urls": "http://127.0.0.1/one-url"})
+    assert status == 400 and b"must be a list of strings, not str" in body
+    assert json.loads((crawl.state / "crawl.json").read_text())["added_seeds"] == [*before, good]
+
+
+def test_a_flood_of_reads_gets_the_consoles_share_of_the_loop_and_no_more(crawl):
+    """Clients reading every endpoint as fast as they can, on several connections, are answered
+    at the console's pace (a request counts LEAST_REQUEST_SECONDS at least, at a LOOP_SHARE of the
+    loop), and the crawl goes on meanwhile. (Its pages/s under such a flood: console_cost.py --flood.)"""
+    paths = ["api/figures", "api/frontier?top=1000", "api/hosts?limit=10000", "api/log?limit=5000", "metrics", "",
+             "api/cluster"]
+    seconds, answered, stop = 3.0, [], threading.Event()
+
+    def flood(offset: int) -> None:
+        n = 0
+        while not stop.is_set():
+            n += http(crawl.url + paths[(offset + n) % len(paths)])[0] == 200
+        answered.append(n)
+
+    clients = [threading.Thread(target=flood, args=(i,)) for i in range(6)]
+    lines = len(crawl.log_lines())
+    for client in clients:
+        client.start()
+    time.sleep(seconds)
+    stop.set()
+    for client in clients:
+        client.join()
+    most = seconds * LOOP_SHARE / LEAST_REQUEST_SECONDS + len(clients)  # and those answered as the flood began
+    assert 0 < sum(answered) <= most, f"{sum(answered)} answers in {seconds:g} s"
+    assert len(crawl.log_lines()) > lines
+
+
+def test_the_console_of_a_running_crawls_state_says_it_runs_and_where_its_console_is(crawl):
+    """Not a 'stopped crawl' mixing crawl.log as it grows with a frontier as it was on disk."""
+    assert crawl.process.poll() is None
+    shown = subprocess.run([sys.executable, "-m", "pycrawler", "console", str(crawl.state), "--listen", "0"],
+                           capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert shown.returncode == 4 and not shown.stdout
+    assert shown.stderr.count("\n") == 1 and "is being crawled" in shown.stderr
+    assert f"its live console is at {crawl.url}" in shown.stderr
 
 
 def test_pause_stops_crawl_log_within_two_seconds_and_resume_starts_it_again(crawl, browser):
@@ -232,7 +293,7 @@ def test_stop_ends_the_crawl_with_its_summary(crawl, browser):
     code, out = crawl.finish()
     assert code == 130, out
     assert "(interrupted)" in out and "rate:" in out and "crawl.log:" in out
-    assert not (crawl.state / "console.token").exists()
+    assert not (crawl.state / "console.token").exists() and not (crawl.state / "console.address").exists()
 
 
 def test_the_page_shows_a_stopped_crawl_read_only(crawl, browser):
@@ -286,9 +347,12 @@ def test_a_read_only_stopped_state_is_served_and_left_unchanged(crawl):
         for listen, shown in (("127.0.0.1", "figures"), ("0.0.0.0", "token")):
             port = free_port()
             console = subprocess.Popen([sys.executable, "-m", "pycrawler", "console", str(crawl.state),
-                                        "--listen", f"{listen}:{port}"], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+                                        "--listen", f"{listen}:{port}", "--public"], stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, text=True, cwd=ROOT)
             try:
                 address = console.stdout.readline().split(" at ", 1)[1].strip()
+                if shown == "token":
+                    assert "warning: the console listens on 0.0.0.0" in console.stderr.readline()
                 token = address.partition("#token=")[2]
                 headers = {"X-Pycrawler-Token": token} if shown == "token" else {}
                 if shown == "token":
@@ -302,6 +366,50 @@ def test_a_read_only_stopped_state_is_served_and_left_unchanged(crawl):
                 console.terminate()
                 console.wait(timeout=30)
     assert folder_bytes(crawl.state) == before
+
+
+def test_the_page_asks_for_the_token_when_reads_want_one(crawl, browser):
+    """A console off loopback, opened without ``#token=``: the page says it wants the token and
+    offers the field, draws no empty chart; with the token typed in, it shows the crawl."""
+    port = free_port()
+    console = subprocess.Popen([sys.executable, "-m", "pycrawler", "console", str(crawl.state),
+                                "--listen", f"0.0.0.0:{port}", "--public"], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+    try:
+        token = console.stdout.readline().partition("#token=")[2].strip()
+        browser.get(f"http://127.0.0.1:{port}/")
+        wait_for(lambda: text(browser, "status") == "token needed", 10, "the page asking for the token")
+        assert browser.find_element(By.ID, "token").is_displayed()
+        assert "wants its token" in text(browser, "token-wanted")
+        assert not browser.find_element(By.ID, "charts").is_displayed()
+        use_token(browser, "not-the-token")
+        browser.find_element(By.ID, "log-filter").click()  # the field's change event
+        time.sleep(1)
+        assert text(browser, "status") == "token needed"
+        use_token(browser, token)
+        browser.find_element(By.ID, "log-filter").click()
+        wait_for(lambda: text(browser, "status") == "stopped", 10, "the stopped crawl shown with the token")
+        wait_for(lambda: count(browser, "fetched"), 5, "its counts")
+        assert not browser.find_element(By.ID, "token-wanted").is_displayed()
+        wait_for(lambda: chart_pixels(browser, "chart-recent") > 0, 5, "its chart painted")
+    finally:
+        console.terminate()
+        console.wait(timeout=30)
+
+
+def test_an_address_off_loopback_wants_its_flag(crawl, tmp_path):
+    """The console speaks plain HTTP: off loopback only when asked for by name (then with a
+    warning, as test_a_read_only_stopped_state_is_served_and_left_unchanged sees)."""
+    with pytest.raises(BadInput, match="--console-public"):
+        parse_public_listen("0.0.0.0:8765", False, "--console-public")
+    assert parse_public_listen("0.0.0.0:8765", True, "--console-public") == ("0.0.0.0", 8765)
+    assert parse_public_listen("localhost:8765", False, "--console-public") == ("localhost", 8765)
+    for command in (["console", str(crawl.state), "--listen", "0.0.0.0:0"],
+                    ["crawl", crawl.server.seeds[0], "--state", str(tmp_path / "st"), "--console", "0.0.0.0:0"]):
+        refused = subprocess.run([sys.executable, "-m", "pycrawler", *command], capture_output=True, text=True,
+                                 cwd=ROOT, timeout=60)
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+        assert "off loopback" in refused.stderr and "--" in refused.stderr
 
 
 def test_a_resume_with_the_same_command_keeps_the_added_seeds(crawl):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import signal
+import sys
+from pathlib import Path
 
 from .plain import first_line
 
@@ -16,17 +18,41 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("state", metavar="STATE", help="the crawl's --state folder")
     p.add_argument("--listen", default="127.0.0.1:8765", metavar="[HOST:]PORT",
                    help="where to serve (default 127.0.0.1:8765; 0: a free port; another address than loopback "
-                        "wants a token on every request: printed once, with the address; nothing is written "
-                        "into STATE)")
+                        "wants --public, and a token on every request: printed once, with the address; nothing is "
+                        "written into STATE)")
+    p.add_argument("--public", action="store_true",
+                   help="let --listen be off loopback, over plain HTTP (the token crosses the network in clear)")
     p.set_defaults(run=run_console)
 
 
+def refuse_running_crawl(state: Path) -> None:
+    """A crawl that runs has its own console, live: this one would show its crawl.log as it
+    grows beside its frontier as it was on disk, and call it stopped. Known by JE's write lock
+    (asked without taking it)."""
+    from ..console.access import live_console_address
+    from ..errors import StoreLocked
+    from ..heritrix.writer_lock import WriterProbe
+
+    probe = WriterProbe(state)
+    try:
+        pid = probe.writer_pid()
+    finally:
+        probe.close()
+    if pid is None:
+        return
+    address = live_console_address(state, pid)
+    where = (f"its live console is at {address}" if address else
+             "it runs without a console: stop it (Ctrl-C), or give its command --console PORT when resuming it")
+    raise StoreLocked(f"{state} is being crawled (process {pid} holds its JE lock): {where}")
+
+
 def run_console(args: argparse.Namespace) -> int:
-    from ..console.access import parse_listen
+    from ..console.access import parse_public_listen, plain_http_warning
     from ..console.server import ConsoleServer
     from ..console.stopped import StoppedFigures
 
-    host, port = parse_listen(args.listen)
+    host, port = parse_public_listen(args.listen, args.public, "--public")
+    refuse_running_crawl(Path(args.state))
     figures = StoppedFigures(args.state)
 
     async def serve() -> None:
@@ -39,6 +65,8 @@ def run_console(args: argparse.Namespace) -> int:
         # Off loopback every read wants the token, kept in memory only: the address carries it,
         # after the '#', which the browser keeps to itself.
         shown = f"{console.url}#token={console.token.value}" if console.reads_want_token else console.url
+        if warning := plain_http_warning(host, console.port):
+            print(f"pycrawler console: {warning}", file=sys.stderr, flush=True)
         print(f"pycrawler console: {args.state} at {shown}", flush=True)
         try:
             await stop.wait()

@@ -138,8 +138,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "checks, flush time, JE cache misses and log bytes; for benchmarks)")
     p.add_argument("--console", metavar="[HOST:]PORT",
                    help="serve the operator's console (a web page, its JSON and Prometheus /metrics; pause, resume, "
-                        "stop, add seeds) on 127.0.0.1:PORT, or HOST:PORT (then every request wants the token); "
-                        "the token is in DIR/console.token; see docs/console.md")
+                        "stop, add seeds) on 127.0.0.1:PORT, or HOST:PORT (off loopback: with --console-public, "
+                        "and every request wants the token); the token is in DIR/console.token; see docs/console.md")
+    p.add_argument("--console-public", action="store_true",
+                   help="let --console listen off loopback, over plain HTTP (its token crosses the network in clear)")
     add_worker_options(p)
     p.set_defaults(run=run_crawl)
 
@@ -185,7 +187,7 @@ def run_crawl(args: argparse.Namespace) -> int:
             if args.console:  # its web server (aiohttp.web, prometheus_client) is loaded for it alone
                 from ..console.server import CrawlConsole
 
-                console = CrawlConsole(args.console)
+                console = CrawlConsole(args.console, args.console_public)
             summary = _crawl(Crawler(config, exchange, console), args.state, signals)
         finally:
             if exchange is not None:

@@ -1,14 +1,17 @@
 """Who may read the console and who may act on the crawl.
 
 - **Where it listens.** ``--console PORT`` listens on 127.0.0.1; ``HOST:PORT`` on another
-  address only when asked for, and then every read wants the token too (``/metrics``
-  included: Prometheus sends it as a bearer token).
+  address only with ``--console-public`` too (the console speaks plain HTTP: its token and
+  figures cross the network in clear), with a warning; then every read wants the token too
+  (``/metrics`` included: Prometheus sends it as a bearer token).
 - **The token.** A random one for each run, in ``STATE/console.token``, readable by the
   crawl's user only (``0600``, as the gateway's token files); removed when the console stops.
   Each action (a POST) carries it in the ``X-Pycrawler-Token`` header (or ``Authorization:
   Bearer``); a wrong or missing one is refused before anything is done. A stopped crawl's
   console has no actions and writes nothing into its folder: off loopback its token lives in
-  memory only, printed once with the console's address.
+  memory only, printed once with the console's address. A running crawl's console writes its
+  address and its process's id beside the token (``STATE/console.address``), so that
+  ``pycrawler console STATE`` points at it while the crawl runs.
 - **No other web page can act.** A token in a header, never a cookie or a form field: a page
   from another origin cannot set that header without a CORS preflight, which the console
   never grants; a POST whose ``Origin`` is not the console's own is refused as well. The
@@ -32,6 +35,7 @@ from ..errors import BadInput
 
 DEFAULT_HOST = "127.0.0.1"
 TOKEN_FILE = "console.token"
+ADDRESS_FILE = "console.address"
 TOKEN_HEADER = "X-Pycrawler-Token"
 
 
@@ -44,6 +48,25 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def parse_public_listen(text: str, public: bool, flag: str) -> tuple[str, int]:
+    """:func:`parse_listen`, refusing an address off loopback unless the user said ``flag``
+    (``public``): the console speaks plain HTTP, so what it serves there crosses the network
+    in clear."""
+    host, port = parse_listen(text)
+    if not public and not is_loopback(host):
+        raise BadInput(f"{text} is off loopback, where the console's plain HTTP (its token included) crosses the "
+                       f"network in clear: add {flag} to mean it, or listen on 127.0.0.1 and use an SSH tunnel")
+    return host, port
+
+
+def plain_http_warning(host: str, port: int) -> str | None:
+    """The warning a console off loopback prints (:func:`parse_public_listen`); None on loopback."""
+    if is_loopback(host):
+        return None
+    return (f"warning: the console listens on {host}:{port}, off loopback, over plain HTTP: its token and "
+            f"figures cross the network in clear (an SSH tunnel to 127.0.0.1 does not)")
+
+
 def is_loopback(host: str) -> bool:
     """Whether every address ``host`` names is a loopback one (127.0.0.0/8, ::1)."""
     try:
@@ -53,14 +76,38 @@ def is_loopback(host: str) -> bool:
     return all(ipaddress.ip_address(info[4][0].partition("%")[0]).is_loopback for info in infos)
 
 
+class RunFile:
+    """A file a running console writes into the state folder, and removes when it stops if it
+    still holds what this one wrote (a later run may have written its own)."""
+
+    def __init__(self, path: Path, value: str, *, private: bool):
+        self.path, self.value = Path(path), value
+        write_atomically(self.path, value + "\n", private=private)
+
+    def remove(self) -> None:
+        with contextlib.suppress(OSError):
+            if self.path.read_text().strip() == self.value:
+                self.path.unlink()
+
+
+def live_console_address(state: Path, pid: int) -> str | None:
+    """The address of the console the crawl of ``state`` running as process ``pid`` serves, if
+    it has one. The file names the process that wrote it: one a killed crawl left behind is
+    not taken for the console of the crawl resumed since."""
+    try:
+        address, writer = (Path(state) / ADDRESS_FILE).read_text().split()
+    except (OSError, ValueError):
+        return None
+    return address if writer == str(pid) else None
+
+
 class Token:
     """The console's token (module docstring): in ``path`` (0600) when given, else in memory only."""
 
     def __init__(self, path: Path | None):
         self.path = None if path is None else Path(path)
         self.value = secrets.token_urlsafe(32)
-        if self.path is not None:
-            write_atomically(self.path, self.value + "\n", private=True)
+        self._file = None if self.path is None else RunFile(self.path, self.value, private=True)
 
     @classmethod
     def for_state(cls, state: Path) -> Token:
@@ -76,11 +123,8 @@ class Token:
 
     def remove(self) -> None:
         """Remove the file if it still holds this token (a later run may have written its own)."""
-        if self.path is None:
-            return
-        with contextlib.suppress(OSError):
-            if self.path.read_text().strip() == self.value:
-                self.path.unlink()
+        if self._file is not None:
+            self._file.remove()
 
 
 def given_token(request: web.Request) -> str | None:

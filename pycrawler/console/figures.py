@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ..crawl.diskspace import free_bytes
 from ..fetch.robots import AGENT, RobotsPolicy, host_key
@@ -40,6 +41,28 @@ RATE_WINDOW = 10
 
 def je_log_bytes(state: Path) -> int:
     return sum(f.stat().st_size for f in Path(state).glob("*.jdb"))
+
+
+def seed_refusal(url: str, canonicalizer) -> str | None:
+    """Why ``url`` cannot be a seed of a crawl canonicalising with ``canonicalizer`` (a
+    :class:`~pycrawler.keys.canon.Canonicalizer`), or None when it can."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "not a URL (a bad IPv6 address)"
+    try:
+        port = parts.port
+    except ValueError:
+        return "its port is not a number from 1 to 65535"
+    if parts.scheme.lower() not in ("http", "https"):
+        return f"not an http(s) URL (scheme {parts.scheme!r})" if parts.scheme else "not an absolute URL (no scheme)"
+    if not parts.hostname:
+        return "no host"
+    if port == 0:
+        return "port 0 (no server listens there)"
+    if canonicalizer.many([url])[0] is None:
+        return f"the crawl's canonicaliser ({canonicalizer.name}) refuses it"
+    return None
 
 
 def robots_hosts(host: str) -> list[str]:
@@ -231,5 +254,11 @@ class LiveFigures(Figures):
         flushed and closed, the summary printed."""
         self.crawler.stop()
 
-    def add_seeds(self, urls: list[str]) -> int:
-        return self.crawler.add_seeds(urls)
+    def add_seeds(self, urls: list[str]) -> dict[str, str]:
+        """Schedule the seeds the crawl can take (and record them in crawl.json); the others
+        are neither recorded nor scheduled: returned, each with why (:func:`seed_refusal`)."""
+        canonicalizer = self.crawler.frontier.canonicalizer
+        refused = {url: reason for url in urls if (reason := seed_refusal(url, canonicalizer))}
+        if taken := [url for url in urls if url not in refused]:
+            self.crawler.add_seeds(taken)
+        return refused

@@ -21,26 +21,35 @@ path                   verb  what
 
 Who is let in is :mod:`.access`'s to decide. A running crawl's console runs on the crawl's
 event loop (:class:`CrawlConsole`), so a handler reads and acts on the crawl
-between two of its steps, never beside one.
+between two of its steps, never beside one; and so no client may take more than a small share
+of that loop, however fast it asks (:class:`LoopShare`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sys
+import time
 from pathlib import Path
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from ..crawl.scope import server as url_server
 from ..errors import BadInput
-from .access import Gate, Token, parse_listen
+from .access import ADDRESS_FILE, Gate, RunFile, Token, parse_public_listen, plain_http_warning
 from .figures import TICK_SECONDS, Figures, LiveFigures
 from .metrics import registry_for
 
 STATIC = Path(__file__).resolve().parent / "static"
+
+LOOP_SHARE = 0.05
+"""The most of the crawl's event loop its console takes, however many ask how fast."""
+
+LEAST_REQUEST_SECONDS = 0.001
+"""What a request counts for at least: aiohttp reads and writes it outside the handler's time,
+and a refused one (401, 421) has next to no handler at all."""
 
 
 def _int_param(request: web.Request, name: str, default: int, most: int) -> int:
@@ -50,17 +59,48 @@ def _int_param(request: web.Request, name: str, default: int, most: int) -> int:
         raise web.HTTPBadRequest(text=f"{name} must be a number\n") from None
 
 
+class LoopShare:
+    """Keeps the console's share of the crawl's event loop under ``share``: requests are
+    answered one at a time, in their order of arrival, and one that held the loop ``d``
+    seconds (at least :data:`LEAST_REQUEST_SECONDS`) makes the next wait until ``d / share``
+    have passed. A client reading as fast as it can is slowed to that pace (HTTP/1.1 asks
+    again once answered), and what waits costs the loop nothing. An open page, which asks a
+    few times every five seconds, never waits on its own; under a flood it waits its turn
+    behind one request per flooding connection."""
+
+    def __init__(self, share: float):
+        self.share = share
+        self._turn = asyncio.Lock()  # wakes its waiters in the order they came
+        self._free_at = 0.0
+
+    async def answer(self, handler, request: web.Request) -> web.StreamResponse:
+        async with self._turn:
+            loop = asyncio.get_running_loop()
+            if (wait := self._free_at - loop.time()) > 0:
+                await asyncio.sleep(wait)
+            started = time.perf_counter()
+            try:
+                return await handler(request)
+            finally:
+                held = max(time.perf_counter() - started, LEAST_REQUEST_SECONDS)
+                self._free_at = loop.time() + held / self.share
+
+
 class ConsoleServer:
     """Serves one :class:`~.figures.Figures` on ``host:port`` (module docstring)."""
 
     def __init__(self, figures: Figures, host: str, port: int):
-        """A running crawl's token goes into its state folder (its actions want it); a stopped
-        crawl's stays in memory (:mod:`.access`): its folder may be read-only, or in use by a
-        crawl resumed meanwhile, whose token file is not this console's to write."""
+        """A running crawl's token goes into its state folder (its actions want it), and its
+        address beside it; a stopped crawl's stays in memory (:mod:`.access`): its folder may be
+        read-only, or in use by a crawl resumed meanwhile, whose token file is not this
+        console's to write. A running crawl's console shares its loop (:class:`LoopShare`);
+        a stopped crawl's has its process to itself."""
         self.figures, self.host, self.port = figures, host, port
         self.token = Token.for_state(figures.state) if figures.can_act else Token(None)
         self.gate = Gate(self.token, host, port)
         self.registry = registry_for(figures)
+        self.share = LoopShare(LOOP_SHARE) if figures.can_act else None
+        self._address: RunFile | None = None
         self._runner: web.AppRunner | None = None
         self._ticker: asyncio.Task | None = None
 
@@ -97,10 +137,12 @@ class ConsoleServer:
             raise BadInput(f"the console cannot listen on {self.host}:{self.port}: {exc.strerror or exc}") from None
         self.port = self._runner.addresses[0][1]
         self.gate.bind(self.port)
+        if self.figures.can_act:
+            self._address = RunFile(self.figures.state / ADDRESS_FILE, f"{self.url}\n{os.getpid()}", private=False)
         self._ticker = asyncio.create_task(self._tick())
 
     async def close(self) -> None:
-        """Stop listening and remove the token file; idempotent."""
+        """Stop listening and remove the token and address files; idempotent."""
         if self._ticker is not None:
             self._ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -109,6 +151,9 @@ class ConsoleServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self._address is not None:
+            self._address.remove()
+            self._address = None
         self.token.remove()
 
     async def _tick(self) -> None:
@@ -122,8 +167,14 @@ class ConsoleServer:
         page_itself = request.path == "/" or request.path.startswith("/static/")  # no crawl data in it
         # A stopped crawl's console has no actions: a POST is answered 409 by _act, token or not.
         action = request.method == "POST" and self.figures.can_act
-        self.gate.check(request, action=action, reads_data=not page_itself)
-        return await handler(request)
+        if request.method == "POST":
+            await request.read()  # before its turn: a body sent slowly holds up no other request
+
+        async def admitted(request: web.Request) -> web.StreamResponse:
+            self.gate.check(request, action=action, reads_data=not page_itself)
+            return await handler(request)
+
+        return await (admitted(request) if self.share is None else self.share.answer(admitted, request))
 
     async def _page(self, request: web.Request) -> web.FileResponse:
         return web.FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
@@ -154,21 +205,26 @@ class ConsoleServer:
         action = request.path.rsplit("/", 1)[1]
         if action == "seeds":
             urls = await self._seed_urls(request)
-            figures.add_seeds(urls)
-            return web.json_response({"added": len(urls)})
+            refused = figures.add_seeds(urls)
+            added = sum(url not in refused for url in urls)
+            return web.json_response({"added": added, "refused": refused}, status=200 if added else 400)
         getattr(figures, action)()
         return web.json_response({"done": action})
 
     @staticmethod
     async def _seed_urls(request: web.Request) -> list[str]:
+        """The body's ``urls``: a list of strings (a string alone is refused: it is not read
+        letter by letter, nor guessed to be one URL or several)."""
         try:
-            body = await request.json()
-            urls = [url.strip() for url in body["urls"] if url.strip()]
-        except (ValueError, KeyError, TypeError, AttributeError):
+            urls = (await request.json())["urls"]
+        except (ValueError, KeyError, TypeError):
             raise web.HTTPBadRequest(text='send {"urls": ["http://...", ...]}\n') from None
-        bad = [url for url in urls if url_server(url) is None]
-        if not urls or bad:
-            raise web.HTTPBadRequest(text=f"seeds must be http(s) URLs with a host; got {bad or 'none'}\n")
+        if not isinstance(urls, list) or not all(isinstance(url, str) for url in urls):
+            raise web.HTTPBadRequest(text=f'"urls" must be a list of strings, not {type(urls).__name__}: '
+                                          'send {"urls": ["http://...", ...]}\n')
+        urls = [url.strip() for url in urls if url.strip()]
+        if not urls:
+            raise web.HTTPBadRequest(text='"urls" holds no URL\n')
         return urls
 
 
@@ -176,14 +232,18 @@ class CrawlConsole:
     """The console of a running crawl, as :class:`~pycrawler.crawl.engine.Crawler` takes it:
     started on the crawl's loop once its stores are open, closed before they close."""
 
-    def __init__(self, listen: str):
-        self.host, self.port = parse_listen(listen)  # a bad address is refused before the crawl starts
+    def __init__(self, listen: str, public: bool = False):
+        """``public``: ``--console-public``, which an address off loopback wants. A bad or
+        unwanted address is refused here, before the crawl starts."""
+        self.host, self.port = parse_public_listen(listen, public, "--console-public")
         self.server: ConsoleServer | None = None
 
     async def start(self, crawler) -> None:
-        """Listen; the address goes to stderr."""
+        """Listen; the address goes to stderr, after the warning an address off loopback earns."""
         self.server = ConsoleServer(LiveFigures(crawler), self.host, self.port)
         await self.server.start()
+        if warning := plain_http_warning(self.host, self.server.port):
+            print(f"pycrawler: {warning}", file=sys.stderr, flush=True)
         print(f"pycrawler: console at {self.server.url} (actions want the token in {self.server.token.path})",
               file=sys.stderr, flush=True)
 

@@ -22,11 +22,25 @@ work the console does not change); on a shared machine the CPU per page moves le
 others' load than the rate. The crawl's flags are those of crawl_threads.py (``--seen drum
 --concurrency 32 --delay 0 --queue-policy bkdr``). The last line gives the medians, and the
 medians of each round's console run over its plain run (the pairs share the load of the moment).
+
+With ``--flood`` the crawl is of a synthetic web of ``--hosts`` hosts on loopback
+(:class:`~pycrawler.testing.synthetic_server.SyntheticServer`, its own process), at
+``--concurrency 4 --delay DELAY`` (``--delay``, default 0.5 s): the shape of a crawl of many
+hosts, whose reports (hosts, queues) are the console's heaviest. Both crawls of a round have
+``--console``; one is left alone, the other is read by ``--connections`` clients (threads of
+this process, keep-alive connections) asking every endpoint, the heaviest forms included
+(``/api/hosts?limit=10000``, ``/api/log?limit=5000``, ``/metrics``...), as fast as the
+console answers: what a local process reading in a loop does to the crawl it shares a loop
+with. The last line gives the medians, the paired ratio (flooded over alone), the CPU per
+page's and the answers a second the flood got.
+
+    .venv/bin/python scripts/bench/console_cost.py --flood --pages 100000 --hosts 100 --rounds 5 --seconds 35 --warmup 15
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import os
 import statistics
 import subprocess
@@ -42,10 +56,15 @@ from crawl_threads import CRAWL_FLAGS, ROOT, LineCounter, thread_cpu, write_site
 
 from pycrawler.local_servers import free_port
 from pycrawler.static_site.server import StaticSite
+from pycrawler.testing.synthetic_server import SyntheticServer
+from pycrawler.testing.synthetic_web import SyntheticWeb
 
 POLLS = (("api/figures", 2.0), ("api/frontier?top=15", 5.0), ("api/hosts?limit=15", 5.0),
          ("api/log?limit=40&contains=", 5.0), ("metrics", 5.0))
 """What an open page (and a Prometheus) asks, and how often (seconds)."""
+
+NGINX_FLAGS = (*CRAWL_FLAGS, "--queue-policy", "bkdr", "--delay", "0")
+"""The crawl of the nginx site: crawl_threads.py's."""
 
 
 def poll(base: str, stop: threading.Event) -> None:
@@ -62,18 +81,45 @@ def poll(base: str, stop: threading.Event) -> None:
                     pass  # the console is not up yet
 
 
-class Crawl:
-    """One crawl of the bench, plain or with ``--console`` and the poller, started at once."""
+FLOOD = ("/api/figures", "/api/frontier?top=1000", "/api/hosts?limit=10000", "/api/log?limit=5000",
+         "/api/log?limit=5000&contains=text", "/metrics", "/api/cluster", "/", "/static/console.js")
+"""What a flood asks, in turn: every endpoint, in its heaviest form."""
 
-    def __init__(self, url: str, state: Path, console: bool):
+
+def flood(port: int, stop: threading.Event, answers: list[int], client: int) -> None:
+    """Ask :data:`FLOOD` of the console on ``port``, on one keep-alive connection, as fast as it
+    answers, until ``stop``; ``answers[client]`` counts the answers."""
+    connection = None
+    while not stop.is_set():
+        try:
+            if connection is None:
+                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            connection.request("GET", FLOOD[(client + answers[client]) % len(FLOOD)])
+            connection.getresponse().read()
+            answers[client] += 1
+        except (OSError, http.client.HTTPException):
+            connection = None  # the console is not up yet
+            stop.wait(0.1)
+
+
+class Crawl:
+    """One crawl of the bench, plain or with ``--console`` and the poller (or, ``flood``
+    connections, a flood: :func:`flood`), started at once."""
+
+    def __init__(self, seeds: list[str], state: Path, console: bool, flags: tuple[str, ...], flood_connections: int = 0):
         port = free_port()
-        command = [sys.executable, "-m", "pycrawler", "crawl", url + "index.html", "--state", str(state), *CRAWL_FLAGS,
-                   "--queue-policy", "bkdr", "--delay", "0", *(["--console", f"127.0.0.1:{port}"] if console else [])]
+        command = [sys.executable, "-m", "pycrawler", "crawl", *seeds, "--state", str(state), *flags,
+                   *(["--console", f"127.0.0.1:{port}"] if console else [])]
         self.console, self.stop = console, threading.Event()
+        self.answers = [0] * flood_connections
         with open(state.with_suffix(".out"), "wb") as out:
             self.process = subprocess.Popen(command, env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT,
                                             stdout=out, stderr=subprocess.STDOUT)
-        if console:
+        self.flooders = [threading.Thread(target=flood, args=(port, self.stop, self.answers, i), daemon=True)
+                         for i in range(flood_connections)]
+        for flooder in self.flooders:
+            flooder.start()
+        if console and not flood_connections:
             threading.Thread(target=poll, args=(f"http://127.0.0.1:{port}/", self.stop), daemon=True).start()
         self.pages = LineCounter(state / "crawl.log")
 
@@ -94,6 +140,8 @@ class Crawl:
 
     def end(self) -> None:
         self.stop.set()
+        for flooder in self.flooders:
+            flooder.join()
         if self.process.poll() is None:
             self.process.terminate()
         self.process.wait()
@@ -143,7 +191,14 @@ def main(argv: list[str] | None = None) -> int:
                              "time (--warmup, --seconds)")
     parser.add_argument("--together", action="store_true",
                         help="run a round's two crawls at the same time, sharing the cores and the moment's load")
+    parser.add_argument("--flood", action="store_true",
+                        help="both crawls with --console, one left alone and one flooded with reads (module docstring)")
+    parser.add_argument("--connections", type=int, default=4, help="the flood's connections (default 4)")
+    parser.add_argument("--hosts", type=int, default=100, help="--flood: the synthetic web's hosts (default 100)")
+    parser.add_argument("--delay", type=float, default=0.5, help="--flood: the crawl's --delay (default 0.5)")
     args = parser.parse_args(argv)
+    if args.flood:
+        return flood_rounds(args)
     site = ROOT / "bench-output" / f"threads-site-{args.pages}"
     if not site.is_dir():
         print(f"writing {args.pages:,} pages into {site}", flush=True)
@@ -154,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         for round_ in range(args.rounds):
             order = (round_ % 2 == 1, round_ % 2 == 0)
             for consoles in [order] if args.together else [(console,) for console in order]:
-                crawls = [Crawl(url, Path(scratch) / f"{round_}-{console}", console) for console in consoles]
+                crawls = [Crawl([url + "index.html"], Path(scratch) / f"{round_}-{console}", console, NGINX_FLAGS)
+                          for console in consoles]
                 for console, (rate, cpu_ms) in zip(consoles, measure(crawls, args)):
                     rates[console].append(rate)
                     cpu[console].append(cpu_ms)
@@ -169,6 +225,43 @@ def main(argv: list[str] | None = None) -> int:
           f"paired_pps_ratio={ratio:.3f} paired_cpu_ratio={cpu_ratio:.3f} "
           + " ".join(f"{'console' if console else 'plain'}_{group}_ms={ms:.2f}"
                      for console, groups in median.items() for group, ms in groups.items()))
+    return 0
+
+
+def flood_rounds(args: argparse.Namespace) -> int:
+    """``--flood``: rounds of the crawl left alone and the crawl flooded, in alternating order."""
+    rates: dict[bool, list[float]] = {False: [], True: []}
+    cpu: dict[bool, list[float]] = {False: [], True: []}
+    answered: list[float] = []
+    flags = ("--delay", str(args.delay), "--concurrency", "4", "--no-progress")
+    with (SyntheticServer(SyntheticWeb(args.pages, args.hosts, seed=24)) as server,
+          tempfile.TemporaryDirectory(prefix="console-flood-") as scratch):
+        for round_ in range(args.rounds):
+            for flooded in (round_ % 2 == 1, round_ % 2 == 0):
+                crawl = Crawl(server.seeds, Path(scratch) / f"{round_}-{flooded}", True, flags,
+                              args.connections if flooded else 0)
+                try:
+                    time.sleep(args.warmup)
+                    mark, answers = crawl.mark(), sum(crawl.answers)
+                    time.sleep(args.seconds - args.warmup)
+                    rate, cpu_ms = crawl.since(mark)
+                    answers = (sum(crawl.answers) - answers) / (args.seconds - args.warmup)
+                finally:
+                    crawl.end()
+                rates[flooded].append(rate)
+                cpu[flooded].append(cpu_ms["all"])
+                extra = ""
+                if flooded:
+                    answered.append(answers)
+                    extra = f", the flood answered {answers:.1f}/s"
+                print(f"round {round_} {'flooded' if flooded else 'alone'}: {rate:.1f} pages/s, CPU ms/page "
+                      f"{cpu_ms['all']:.2f}{extra}", flush=True)
+    ratio = statistics.median(f / a for f, a in zip(rates[True], rates[False]))
+    cpu_ratio = statistics.median(f / a for f, a in zip(cpu[True], cpu[False]))
+    print(f"alone_pps={statistics.median(rates[False]):.1f} flooded_pps={statistics.median(rates[True]):.1f} "
+          f"paired_pps_ratio={ratio:.3f} paired_cpu_ratio={cpu_ratio:.3f} "
+          f"flood_answers_per_s={statistics.median(answered):.1f} connections={args.connections} hosts={args.hosts} "
+          f"delay={args.delay:g}")
     return 0
 
 

@@ -35,12 +35,26 @@ function keepToken() { sessionStorage.setItem("pycrawler-token", token()); }
   const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
   $("token").value = fromHash || sessionStorage.getItem("pycrawler-token") || "";
   if (fromHash) { keepToken(); history.replaceState(null, "", location.pathname); }
-  $("token").addEventListener("change", keepToken);
+  $("token").addEventListener("change", () => { keepToken(); poll(); pollReports(); });
 })();
+
+// A console off loopback wants the token for every read: without it (or with a wrong one) the
+// page asks for it, rather than showing an unreachable crawl.
+class TokenWanted extends Error {}
+function askToken(wanted) {
+  const asked = !$("token-wanted").hidden;
+  $("token-wanted").hidden = !wanted;
+  if (!wanted) return;
+  $("token-box").hidden = false;
+  $("status").textContent = "token needed";
+  $("status").className = "status paused";
+  if (!asked) $("token").focus();  // once: the page polls on, and the reader may be typing elsewhere
+}
 
 async function getJSON(path) {
   const headers = token() ? {"X-Pycrawler-Token": token()} : {};
   const answer = await fetch(path, {headers});
+  if (answer.status === 401 || answer.status === 403) throw new TokenWanted(await answer.text());
   if (!answer.ok) throw new Error(`${path}: ${answer.status} ${await answer.text()}`);
   return answer.json();
 }
@@ -61,6 +75,7 @@ $("resume").onclick = () => act("resume");
 $("stop").onclick = () => { if (confirm("Stop the crawl (gracefully)?")) act("stop"); };
 $("add-seeds").onclick = () => act("seeds", {urls: $("seeds").value.split(/\s+/).filter(Boolean)});
 
+// Made with the first figures: empty, a chart would show a time axis of 1970.
 function chart(id, title) {
   const options = {
     title, width: 520, height: 220,
@@ -75,8 +90,7 @@ function chart(id, title) {
   };
   return new uPlot(options, [[], [], []], $(id));
 }
-const charts = {recent: chart("chart-recent", "pages/s and MB/s, per second"),
-                whole: chart("chart-whole", "pages/s and MB/s, per minute")};
+let charts = null;
 
 function table(id, header, rows) {
   const cells = (row, tag) => "<tr>" + row.map((c) => `<${tag}>${escape(c)}</${tag}>`).join("") + "</tr>";
@@ -92,7 +106,9 @@ function showFigures(f) {
   $("status").className = "status " + status;
   setText("mode", f.mode === "stopped" ? "(stopped crawl, read-only)" : "");
   setText("state", f.state);
+  askToken(false);
   $("actions").hidden = !f.can_act;
+  $("token-box").hidden = !f.can_act && !token();
   const rates = f.rates, counts = f.counts || {};
   setText("pages-rate", rates.pages_per_s.toFixed(1));
   setText("mb-rate", rates.mb_per_s.toFixed(2));
@@ -133,6 +149,11 @@ function showFigures(f) {
   table("robots", ["robots.txt", "hosts"], Object.entries(f.robots || {}).map(([s, n]) => [s, number.format(n)]));
   table("codes", ["code", "count"], Object.entries(f.codes).map(([c, n]) => [c, number.format(n)]));
   table("mime", ["MIME type", "count"], Object.entries(f.mime).map(([m, n]) => [m, number.format(n)]));
+  if (!charts) {
+    $("charts").hidden = false;
+    charts = {recent: chart("chart-recent", "pages/s and MB/s, per second"),
+              whole: chart("chart-whole", "pages/s and MB/s, per minute")};
+  }
   charts.recent.setData(f.history.recent);
   charts.whole.setData(f.history.whole);
 }
@@ -165,7 +186,8 @@ async function pollReports() {
     const filter = encodeURIComponent($("log-filter").value);
     $("log").textContent = (await getJSON(`api/log?limit=40&contains=${filter}`)).join("\n");
   } catch (error) {
-    setText("message", String(error));
+    if (error instanceof TokenWanted) askToken(true);
+    else setText("message", String(error));
   }
 }
 
@@ -173,6 +195,7 @@ async function poll() {
   try {
     showFigures(await getJSON("api/figures"));
   } catch (error) {
+    if (error instanceof TokenWanted) return askToken(true);
     $("status").textContent = "unreachable";
     $("status").className = "status stopped";
   }

@@ -71,9 +71,10 @@ def ok_urls(state: Path) -> list[str]:
 
 
 def run(docs: Path = DOCS_ROOT, state: Path = DEFAULT_STATE, *, concurrency: int = CrawlConfig.concurrency,
-        progress: bool | None = None, console: str | None = None) -> Summary:
+        progress: bool | None = None, console: str | None = None, console_public: bool = False) -> Summary:
     """Serve ``docs``, crawl it into ``state`` (emptied first), measure coverage; ``console``:
-    serve the crawl's console there (``[HOST:]PORT``, as ``crawl --console``)."""
+    serve the crawl's console there (``[HOST:]PORT``, as ``crawl --console``; off loopback only
+    with ``console_public``, as ``--console-public``)."""
     if not docs.is_dir() or not (docs / SEED_PAGE).is_file():
         raise SetupError(f"the JDK API documentation is not at {docs}: run scripts/setup "
                          "(it installs Debian's openjdk-17-doc), or point --docs at another copy")
@@ -86,7 +87,7 @@ def run(docs: Path = DOCS_ROOT, state: Path = DEFAULT_STATE, *, concurrency: int
         if console:  # its web server (aiohttp.web, prometheus_client) is loaded for it alone
             from .console.server import CrawlConsole
 
-            served = CrawlConsole(console)
+            served = CrawlConsole(console, console_public)
         crawl = Crawler(config, console=served).run()
     started = time.perf_counter()
     truth = reachable_pages(docs, SEED_PAGE, base_url=base_url)

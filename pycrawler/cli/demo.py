@@ -22,6 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="fetches in flight (default %(default)s)")
     p.add_argument("--console", metavar="[HOST:]PORT",
                    help="watch the crawl in the operator's console there (its address is printed; see docs/console.md)")
+    p.add_argument("--console-public", action="store_true",
+                   help="let --console listen off loopback (plain HTTP: anyone on the path reads its token)")
     p.set_defaults(run=run_demo)
 
 
@@ -29,7 +31,8 @@ def run_demo(args: argparse.Namespace) -> int:
     for name, value in CRAWL_JVM.items():
         os.environ.setdefault(name, value)
     print(f"crawling {args.docs} served on 127.0.0.1 into {args.state} ...", flush=True)
-    summary = demo.run(args.docs, args.state, concurrency=args.concurrency, console=args.console)
+    summary = demo.run(args.docs, args.state, concurrency=args.concurrency, console=args.console,
+                       console_public=args.console_public)
     for line in demo.report(summary, args.state):
         print(line)
     return 0

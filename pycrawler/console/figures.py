@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from ..crawl.diskspace import free_bytes
+from ..crawl.scope import seed_problem
 from ..fetch.robots import AGENT, RobotsPolicy, host_key
 from .crawl_log import LogTally, tail
 
@@ -45,21 +45,10 @@ def je_log_bytes(state: Path) -> int:
 
 def seed_refusal(url: str, canonicalizer) -> str | None:
     """Why ``url`` cannot be a seed of a crawl canonicalising with ``canonicalizer`` (a
-    :class:`~pycrawler.keys.canon.Canonicalizer`), or None when it can."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "not a URL (a bad IPv6 address)"
-    try:
-        port = parts.port
-    except ValueError:
-        return "its port is not a number from 1 to 65535"
-    if parts.scheme.lower() not in ("http", "https"):
-        return f"not an http(s) URL (scheme {parts.scheme!r})" if parts.scheme else "not an absolute URL (no scheme)"
-    if not parts.hostname:
-        return "no host"
-    if port == 0:
-        return "port 0 (no server listens there)"
+    :class:`~pycrawler.keys.canon.Canonicalizer`), or None when it can: the command line's
+    reasons (:func:`~pycrawler.crawl.scope.seed_problem`), then the crawl's canonicaliser."""
+    if (problem := seed_problem(url)) is not None:
+        return problem
     if canonicalizer.many([url])[0] is None:
         return f"the crawl's canonicaliser ({canonicalizer.name}) refuses it"
     return None

@@ -24,11 +24,13 @@ function nextFetch(epoch) {
   return left > 0.005 ? "in " + seconds(left) : "now";
 }
 
-// The token: from the address's #token=... (never sent to the server) or typed in; kept for the tab.
+// A host's queue budget: fetches counted against it / left ("-": no budget, or no queue of its own).
 function budget(host) {
   if (host.budget_used === null) return "-";
   return `${number.format(host.budget_used)} / ${host.budget_left === null ? "-" : number.format(host.budget_left)}`;
 }
+
+// The token: from the address's #token=... (never sent to the server) or typed in; kept for the tab.
 function token() { return $("token").value.trim(); }
 function keepToken() { sessionStorage.setItem("pycrawler-token", token()); }
 (function loadToken() {

@@ -258,9 +258,11 @@ class PathologyWeb:
     # -- judging a crawl --
 
     def family_hits(self, name: str) -> list[Hit]:
-        """The requests into a family (its host), robots.txt left out, in order of arrival."""
+        """The requests into a family (its prefix on its host), in order of arrival. Others to
+        its host (robots.txt, a /favicon.ico Heritrix asks every host for) are not the family's."""
+        prefix = BY_NAME[name].prefix
         with self._lock:
-            hits = [hit for hit in self.hits if hit.family == name and hit.path != "/robots.txt"]
+            hits = [hit for hit in self.hits if hit.family == name and hit.path.startswith(prefix)]
         return sorted(hits, key=lambda hit: hit.at)
 
     def robots_hits(self, name: str) -> int:

@@ -233,7 +233,7 @@ class PathologyWeb:
         self._families = {family_address(i): p for i, p in enumerate(CATALOGUE)}
         self._throttled: dict[str, float] = {}
         self._refusing = socket.socket()  # bound, never listening: a connection to it is refused
-        self._refusing.bind((family_address(len(CATALOGUE) - 1), 0))
+        self._refusing.bind((family_address(CATALOGUE.index(BY_NAME["refused"])), 0))
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None

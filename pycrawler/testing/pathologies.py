@@ -49,6 +49,7 @@ import threading
 import time
 import uuid
 import zlib
+from collections.abc import Collection
 from html import escape
 from pathlib import Path
 
@@ -219,11 +220,16 @@ class PathologyWeb:
 
     ``drip_interval`` and ``drip_bytes`` size the drip, ``huge_bytes`` the huge page,
     ``endless_bytes`` where the endless body gives up, ``bomb_bytes`` what a bomb inflates to,
-    ``log``: a file that gets every request as a JSON line (for a server in another process)."""
+    ``log``: a file that gets every request as a JSON line (for a server in another process),
+    ``leave_out``: families the home page does not link (to measure a crawl without them)."""
 
     def __init__(self, port: int = 0, *, drip_interval: float = 1.0, drip_bytes: int = 8,
                  huge_bytes: int = 64 << 20, endless_bytes: int = 1 << 30, bomb_bytes: int = 256 << 20,
-                 log: Path | None = None):
+                 log: Path | None = None, leave_out: Collection[str] = ()):
+        unknown = set(leave_out) - set(BY_NAME)
+        if unknown:
+            raise ValueError(f"no such pathology: {', '.join(sorted(unknown))}")
+        self.pathologies = [p for p in CATALOGUE if p.name not in leave_out]
         self.port, self.drip_interval, self.drip_bytes = port, drip_interval, drip_bytes
         self.huge_bytes, self.endless_bytes = huge_bytes, endless_bytes
         self.bombs = bombs(bomb_bytes)
@@ -334,7 +340,7 @@ class PathologyWeb:
     def _home(self, request: web.Request) -> web.Response:
         if request.path == "/":
             request["page"] = "home"
-            links = [self.entry(p.name) for p in CATALOGUE] + ["/site/p0.html"]
+            links = [self.entry(p.name) for p in self.pathologies] + ["/site/p0.html"]
             return _html(html("a web of pathologies", links))
         if request.path.startswith("/site/p") and request.path.endswith(".html"):
             n = request.path.removeprefix("/site/p").removesuffix(".html")

@@ -9,6 +9,7 @@ no family drew more requests than its bound, and each had its outcome.
 from __future__ import annotations
 
 import subprocess
+import sys
 import time
 
 import pytest
@@ -50,3 +51,10 @@ def test_pathology(crawled, pathology):
     site, _done, _took = crawled
     hits = [(hit.path, hit.page) for hit in site.family_hits(pathology.name)]
     assert site.judge(pathology) == [], f"{pathology.what}: must be {pathology.outcome}; requests: {hits[:40]}"
+
+
+def test_the_server_refuses_a_bad_port_in_one_line():
+    done = subprocess.run([sys.executable, "-m", "pycrawler.testing.pathologies", "--port", "70000"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == ["error: --port must be in 0..65535"]

@@ -1,6 +1,7 @@
 """``pycrawler fingerprint URL...`` as a user runs it (in subprocesses): for each URL its
-``safe`` and ``heritrix`` canonical forms, the MD5 key and 64-bit fingerprint of the safe form,
-and Heritrix's ``createKey`` of the heritrix form, as text or JSON lines.
+``web`` (the default), ``safe`` and ``heritrix`` canonical forms, the MD5 key and 64-bit
+fingerprint of the web form, and Heritrix's ``createKey`` of the heritrix form, as text or JSON
+lines.
 
 The createKeys are checked against ../shared/vectors/heritrix-fp.tsv, Heritrix's own
 ``createKey`` of each URL string as given: so against the rows whose URL is already in
@@ -51,9 +52,10 @@ def test_each_url_gets_its_canonical_forms_and_keys():
     (row,) = jsonl(pycrawler("fingerprint", "--format", "jsonl", WWW))
     assert row == {
         "url": WWW,
+        "web": "http://www.example.com/b?x=1",
         "safe": "http://www.example.com/b?jsessionid=0123456789abcdef0123456789abcdef&x=1",
         "heritrix": "http://example.com:80/a/../b?x=1#top",
-        "md5": hashlib.md5(b"http://www.example.com/b?jsessionid=0123456789abcdef0123456789abcdef&x=1").hexdigest(),
+        "md5": hashlib.md5(b"http://www.example.com/b?x=1").hexdigest(),
         "fp64": row["md5"][:16],
         "create_key": row["create_key"],
     }
@@ -70,7 +72,7 @@ def test_create_keys_are_heritrix_own_for_urls_in_heritrix_canonical_form(vector
     checked = [(r["url"], r["create_key"], f"{vectors[r['heritrix']]:016x}") for r in rows if r["heritrix"] in vectors]
     assert len(checked) >= 200
     assert [c for c in checked if c[1] != c[2]] == []
-    assert all(r["md5"] == hashlib.md5(r["safe"].encode("utf-8", "surrogatepass")).hexdigest()
+    assert all(r["md5"] == hashlib.md5(r["web"].encode("utf-8", "surrogatepass")).hexdigest()
                and r["fp64"] == r["md5"][:16] for r in rows)
 
 
@@ -78,13 +80,14 @@ def test_text_format_shows_one_line_per_key_and_createkey_as_java_prints_it():
     done = pycrawler("fingerprint", "http://archive.org/index.html", "http://a/")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.decode("utf-8").splitlines()
-    assert lines[:6] == ["http://archive.org/index.html",
+    assert lines[:7] == ["http://archive.org/index.html",
+                         "  web: http://archive.org/index.html",
                          "  safe: http://archive.org/index.html",
                          "  heritrix: http://archive.org/index.html",
                          "  md5: e0d7956097dcd6ff84654e000c94e8e1",
                          "  fp64: e0d7956097dcd6ff",
                          "  create_key: 5bc6f02a3e4e2a1a (6613237167064754714)"]
-    assert lines[6] == "http://a/" and len(lines) == 12
+    assert lines[7] == "http://a/" and len(lines) == 14
 
 
 def test_urls_come_from_stdin_one_per_line_when_none_are_given():
@@ -100,6 +103,7 @@ def test_jsonl_is_utf8_text_one_document_per_line_whatever_the_locale():
     assert "例子.测试/路径" in line and "\\u" not in line  # written as UTF-8, not escaped
     (row,) = jsonl(done)
     assert row["heritrix"] == url and row["safe"] == "http://例子.测试/%E8%B7%AF%E5%BE%84?q=%F0%9F%94%8D"
+    assert row["web"] == "http://xn--fsqu00a.xn--0zwm56d/%E8%B7%AF%E5%BE%84?q=%F0%9F%94%8D"  # the host as sent
 
 
 def test_a_lone_surrogate_is_a_json_escape_in_jsonl_and_a_backslash_escape_in_text():

@@ -26,7 +26,7 @@ import redis
 
 from pycrawler.cluster.host_table import HostTable
 from pycrawler.cluster.membership import host_of
-from pycrawler.keys.canon import get_canonicalizer
+from pycrawler.keys.canon import DEFAULT_CANON, get_canonicalizer
 from pycrawler.keys.schemes import DEFAULT_SEEN_KEY, get_seen_key_scheme
 from pycrawler.testing.local_redis import LocalRedis
 from pycrawler.testing.multihost import MultiHostSite
@@ -87,14 +87,14 @@ def committed_fetches(state: Path) -> set[str]:
 
 
 def recorded_fetches(redis_url: str, urls: set[str], cluster: str = "c") -> set[str]:
-    """Of ``urls``, those whose Visited keys (the default md5 of the safe canonical form) the
+    """Of ``urls``, those whose Visited keys (the default md5 of the default web canonical form) the
     cluster's fetched-keys strings hold: the fetches a worker that gains their hosts knows of."""
     client = redis.Redis.from_url(redis_url)
     recorded = set(np.frombuffer(b"".join(client.get(key) or b"" for key in client.scan_iter(f"pycrawler:{cluster}:fetched:*")),
                                  dtype="<u8").tolist())
     ordered = sorted(urls)
     keys = get_seen_key_scheme(DEFAULT_SEEN_KEY).keys(
-        [c or u for c, u in zip(get_canonicalizer("safe").many(ordered), ordered)])
+        [c or u for c, u in zip(get_canonicalizer(DEFAULT_CANON).many(ordered), ordered)])
     return {url for url, key in zip(ordered, np.asarray(keys).tolist()) if key in recorded}
 
 

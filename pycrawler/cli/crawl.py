@@ -88,9 +88,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--queue-policy", metavar="POLICY",
                    help="work-queue assignment: host (default), heritrix-host, surt, domain, bkdr (one site over "
                         "4x concurrency queues), bkdr:N, bkdr-host:N; one URL per queue is in flight at a time" + kept)
-    p.add_argument("--canon", choices=("safe", "heritrix", "crawler4j"),
-                   help="URL canonicalisation for the seen test (default safe; heritrix with --seen-key heritrix; "
-                        "crawler4j: crawler4j's, set by crawler4j import)"
+    p.add_argument("--canon", choices=("web", "safe", "heritrix", "crawler4j"),
+                   help="URL canonicalisation for the seen test (default web: the normal form without userinfo "
+                        "or session ids; safe: the normal form alone, an older state's; heritrix with --seen-key "
+                        "heritrix; crawler4j: crawler4j's, set by crawler4j import)"
                         + kept)
     p.add_argument("--seen-key", choices=("md5", "heritrix"),
                    help="how URLs are keyed in the seen table: md5 (default) or heritrix (Heritrix's createKey, "

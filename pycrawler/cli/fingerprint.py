@@ -4,10 +4,14 @@ A Visited table holds numbers, not URLs: two URLs are the same to a crawl when t
 are. For each URL (the arguments, or with none each non-blank line of stdin) this prints:
 
 ==============  ==========================================================================
-``safe``        the ``safe`` canonical form, pycrawler's default (:mod:`pycrawler.keys.canon`)
-``heritrix``    Heritrix's canonical form (:mod:`pycrawler.keys.heritrix_canon`)
-``md5``         the book's MD5 key of the safe form (32 hex digits)
-``fp64``        the 64-bit fingerprint of the safe form: the ``md5`` seen key, the first 16
+``web``         the ``web`` canonical form, the one a new crawl keys on and requests: the
+                URL's RFC 3986 normal form without userinfo or session ids
+                (:mod:`pycrawler.keys.canon`)
+``safe``        the ``safe`` canonical form, the normal form alone: what a crawl state made
+                before ``web`` keys on
+``heritrix``    Heritrix's canonical form of the URL as given (:mod:`pycrawler.keys.heritrix_canon`)
+``md5``         the book's MD5 key of the web form (32 hex digits)
+``fp64``        the 64-bit fingerprint of the web form: the ``md5`` seen key, the first 16
                 hex digits of ``md5``
 ``create_key``  Heritrix's ``createKey`` of the heritrix form: the ``heritrix`` seen key, and
                 the key in a Heritrix crawl's ``alreadySeenUrl``
@@ -49,22 +53,26 @@ def fingerprints(urls: list[str]) -> list[dict[str, str]]:
     batch, up to the first URL that is not absolute (so all of them, usually)."""
     from ..keys import fingerprints64, md5_keys
     from ..keys.canon import canonicalize_many
+    from ..keys.heritrix_canon import canonicalize_many as heritrix_forms
     from ..keys.heritrix_fp import create_keys
 
+    web = canonicalize_many(urls, "web")
     safe = canonicalize_many(urls, "safe")
-    if None in safe:
-        urls, safe = urls[:safe.index(None)], safe[:safe.index(None)]
-    heritrix = canonicalize_many(urls, "heritrix")
-    return [{"url": url, "safe": s, "heritrix": h, "md5": md5, "fp64": f"{fp:016x}", "create_key": f"{key:016x}"}
-            for url, s, h, md5, fp, key in zip(urls, safe, heritrix, md5_keys(safe),
-                                               fingerprints64(safe).tolist(), create_keys(heritrix).tolist())]
+    if None in web or None in safe:
+        valid = next(i for i, (w, s) in enumerate(zip(web, safe)) if w is None or s is None)
+        urls, web, safe = urls[:valid], web[:valid], safe[:valid]
+    heritrix = heritrix_forms(urls)
+    return [{"url": url, "web": w, "safe": s, "heritrix": h, "md5": md5, "fp64": f"{fp:016x}",
+             "create_key": f"{key:016x}"}
+            for url, w, s, h, md5, fp, key in zip(urls, web, safe, heritrix, md5_keys(web),
+                                                  fingerprints64(web).tolist(), create_keys(heritrix).tolist())]
 
 
 def _text(row: dict[str, str]) -> str:
     key = int(row["create_key"], 16)
     java_long = key - (1 << 64) if key >> 63 else key
-    return (f"{row['url']}\n  safe: {row['safe']}\n  heritrix: {row['heritrix']}\n  md5: {row['md5']}\n"
-            f"  fp64: {row['fp64']}\n  create_key: {row['create_key']} ({java_long})\n")
+    return (f"{row['url']}\n  web: {row['web']}\n  safe: {row['safe']}\n  heritrix: {row['heritrix']}\n"
+            f"  md5: {row['md5']}\n  fp64: {row['fp64']}\n  create_key: {row['create_key']} ({java_long})\n")
 
 
 def run_fingerprint(args: argparse.Namespace) -> int:

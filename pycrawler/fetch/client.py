@@ -30,9 +30,11 @@ import zlib
 from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
+from yarl import URL
 
 from .. import __version__
 from ..errors import BadInput
+from ..keys.canon import safe as normal_form
 from ..parse.links import absolute_url
 from . import status as fetch_status
 from .dns import CachingResolver
@@ -105,6 +107,19 @@ class FetchResult:
         crawl_url.last_update_time = int(self.started * 1e9)
         if self.ip:
             crawl_url.url = with_host(self.url, self.ip)
+
+
+def request_url(url: str) -> URL:
+    """The URL as it goes on the wire: its RFC 3986 normal form (what the frontier keys and
+    hands out already), byte for byte. yarl left to itself normalises a path once more
+    (``/a/%34.html`` as ``/a/4.html``, ``/a/./b`` as ``/a/b``), so two spellings a canonical
+    form keeps apart would be one request made twice; ``encoded=True`` sends what it is given.
+    An internationalised host name still goes out in IDNA."""
+    url = normal_form(url) or url
+    sent = URL(url, encoded=True)
+    if sent.raw_host and not sent.raw_host.isascii():
+        sent = sent.with_host(sent.raw_host)
+    return sent
 
 
 def with_host(url: str, host: str) -> str:
@@ -192,7 +207,7 @@ class Fetcher:
 
     async def _get(self, result: FetchResult, clock: float, chunks: list[bytes], max_body: int) -> None:
         """The GET itself; body chunks go to ``chunks`` as they come, so a timeout keeps them."""
-        async with self._session.get(result.url, allow_redirects=False) as response:
+        async with self._session.get(request_url(result.url), allow_redirects=False) as response:
             result.headers_ms = (time.perf_counter() - clock) * 1000
             result.status, result.reason = response.status, response.reason or ""
             result.http_version = f"{response.version.major}.{response.version.minor}"

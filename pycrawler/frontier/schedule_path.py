@@ -84,8 +84,9 @@ class Scheduler:
         pass them through the Visited table and enqueue the new ones, in one transaction.
 
         ``force`` enqueues every valid URL even when seen before (a force-fetch). Strings
-        become records with ``layer``. The enqueued record's ``ori_url`` is the canonical URL
-        when the canonicaliser's form is fetchable, else the URL as given. ``seen_keys``: the
+        become records with ``layer``. The enqueued record's ``ori_url`` is the URL the
+        canonicaliser requests (:meth:`.Canonicalizer.forms`: the URL's normal form, so each
+        key has one request and the HTTP client sends it as it is). ``seen_keys``: the
         Visited keys of ``urls``, one per URL, when the caller keys them by something else than
         the canonical URL (a Scrapy request's fingerprint); None: the seen-key scheme's keys.
         ``with_completions``: commit the completions :meth:`.HandOut.completed` recorded so far
@@ -101,7 +102,7 @@ class Scheduler:
         encode(CrawlUrl(ori_url="x", layer=layer))  # refuses a layer a record cannot hold
         items = list(urls)
         originals = [item.ori_url if isinstance(item, CrawlUrl) else item for item in items]
-        canonical = self.canonicalizer.many(originals)
+        requested, canonical = self.canonicalizer.forms(originals)
         valid = [i for i, c in enumerate(canonical) if c is not None]
         result = Scheduled(rejected=len(items) - len(valid))
         if not valid:
@@ -116,8 +117,7 @@ class Scheduler:
             if len(seen_keys) != len(items):
                 raise BadInput(f"{len(seen_keys)} seen keys for {len(items)} URLs")
             seen_keys = seen_keys[valid]
-        fetchable = self.canonicalizer.fetchable
-        fetch_urls = [canonical[i] if fetchable else originals[i] for i in valid]
+        fetch_urls = [requested[i] for i in valid]
         records = [items[i] for i in valid]
         with self.lock:
             if isinstance(self.visited, SynchronousVisited):

@@ -103,6 +103,7 @@ from .todo import JE_CONFIG
 
 _CLEAN = b"clean"
 _SEEN_KEY = b"seen_key"
+_CANON = b"canon"      # the canonicaliser's name; absent in a frontier made before it was recorded
 _ORDER = b"order"      # b"lifo" in a frontier created last-in-first-out; absent: first-in-first-out
 _NEXT_ORDINAL = struct.Struct(">Q")  # the value of _CLEAN
 
@@ -118,8 +119,9 @@ class WorkQueueFrontier(TodoFrontier):
     DRUM); ``assignment``: a policy or its name (:func:`.assignment.get_assignment`);
     ``seen_key``: how URLs are keyed in ``visited``, ``md5`` or ``heritrix``
     (:mod:`pycrawler.keys.schemes`; None: the scheme the store was created with, ``md5`` for
-    a new one); ``canonicalizer``: ``safe``, ``w3lib``, ``heritrix`` or ``none`` (None: the
-    seen-key scheme's own, else ``safe``; ``heritrix`` keys require ``heritrix``);
+    a new one); ``canonicalizer``: ``web``, ``safe``, ``w3lib``, ``heritrix``, ``crawler4j`` or ``none``
+    (:mod:`pycrawler.keys.canon`; None: the one the store was created with; for a new one the
+    seen-key scheme's own, else ``web``; ``heritrix`` keys require ``heritrix``);
     ``politeness``: the delay rule; ``queue_budget``: fetches after which a queue retires
     (None: no limit); ``max_active_queues``: queues that may be ready, in process or snoozed
     at once (None: no cap); ``prefetch``: head records read per queue per Java call;
@@ -159,9 +161,7 @@ class WorkQueueFrontier(TodoFrontier):
         self.assignment = get_assignment(assignment)
         self.seen_key = self._bind_seen_key(seen_key, fresh=PENDING not in names)
         self.lifo = self._bind_order(lifo, fresh=PENDING not in names)
-        given = canonicalizer if isinstance(canonicalizer, Canonicalizer) else None
-        name = self.seen_key.canonicalizer_for(given.name if given else canonicalizer)
-        self.canonicalizer = given or get_canonicalizer(name)
+        self.canonicalizer = self._bind_canonicalizer(canonicalizer, fresh=PENDING not in names)
         self.politeness = politeness or Politeness()
         self.clock = clock
         self.totals = collections.Counter()
@@ -217,6 +217,26 @@ class WorkQueueFrontier(TodoFrontier):
             raise BadInput(f"{self.env.path} holds a frontier whose seen keys are {stored_name!r}; opening it with "
                            f"seen key {scheme.name!r} would call every URL it has seen new")
         return scheme
+
+    def _bind_canonicalizer(self, requested: str | Canonicalizer | None, fresh: bool) -> Canonicalizer:
+        """The store's canonicaliser: recorded when the frontier is created, or first opened
+        after the record came in (then the caller's, a crawl's from its crawl.json, else
+        ``safe``, the default before); another than the recorded one is refused afterwards (its
+        keys would call seen URLs new, or new ones seen)."""
+        given = requested if isinstance(requested, Canonicalizer) else None
+        name = given.name if given else requested
+        stored = self.meta.get(_CANON) if self.meta is not None else None
+        if stored is None:
+            name = self.seen_key.canonicalizer_for(name or (None if fresh else "safe"))
+            if self.meta is not None and not self.read_only:
+                self.meta.put(_CANON, name.encode())
+        else:
+            stored_name = stored.decode()
+            name = self.seen_key.canonicalizer_for(name or stored_name)
+            if name != stored_name:
+                raise BadInput(f"{self.env.path} holds a frontier keyed on the {stored_name!r} canonical form; "
+                               f"opening it with canonicalizer {name!r} would key URLs as it never did")
+        return given or get_canonicalizer(name)
 
     def _bind_order(self, lifo: bool | None, fresh: bool) -> bool:
         """The store's order within a level: recorded when the frontier is created; afterwards

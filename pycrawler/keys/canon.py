@@ -1,35 +1,43 @@
-"""URL canonicalisation for scheduling: which spellings of a URL count as the same URL.
+"""URL canonicalisation for scheduling: which spellings of a URL count as the same URL, and
+which URL is requested for them.
 
 A frontier keys its URL-seen table on a URL's canonical form, so two spellings of one page
-are fetched once. Canonicalisers differ in how much they merge:
+are fetched once. Every canonicaliser requests the URL's RFC 3986 normal form (``safe``
+below, or a form derived from it) and keys on that requested URL, so one key is one request
+(:meth:`Canonicalizer.forms`); the fetcher sends it as it is. They differ in how much they
+merge:
 
-=============  ===========================================================  ==========
-name           what it does                                                  fetchable
-=============  ===========================================================  ==========
-``safe``       RFC 3986 normalisation that never changes the resource: the   yes
+=============  ===========================================================  ==============
+name           what it does                                                  requested URL
+=============  ===========================================================  ==============
+``web``        the default of a new crawl: ``safe``, without userinfo and    the key
+               session ids (``;jsessionid=..`` path parameters, query pairs
+               such as ``PHPSESSID``, ``ASPSESSIONIDxxxxxxxx``, ``CFID``;
+               docs/crawler.md lists them and their sources), the host in
+               IDNA (as the HTTP client sends it).
+``safe``       RFC 3986 normalisation that never changes the resource: the   the key
                scheme and host lowercased, a default port (http 80, https
                443, ftp 21) and an empty one dropped, the fragment dropped,
-               an empty path made ``/``, ``.``/``..`` path segments
-               resolved, percent-escapes normalised (unreserved characters
-               decoded, hex digits uppercased, a stray ``%`` escaped as
-               ``%25``, spaces, controls and non-ASCII characters encoded as
-               UTF-8 escapes). Path and query case and order are kept.
-``w3lib``      ``w3lib.url.canonicalize_url``: Scrapy's fingerprint form;    yes
-               also *sorts the query arguments* (``?b=1&a=2`` ==
-               ``?a=2&b=1``), which merges URLs most sites treat alike.
-``heritrix``   Heritrix 3's default rules (:mod:`.heritrix_canon`):           no
-               lowercases the whole URL, strips ``www``/``wwwN``, session
-               ids and userinfo. Lossy: for the seen key only, the original
-               URL is what is fetched (as Heritrix does).
-``crawler4j``  crawler4j 4.x's ``URLCanonicalizer`` (:mod:`.crawler4j_canon`): yes
-               folds ``//`` and drops ``jsessionid``-like query parameters,
-               re-encodes the query; what a crawl that continues a crawler4j
-               crawl keys on (``crawler4j import`` sets it).
-``none``       the URL as given.                                             yes
-=============  ===========================================================  ==========
-
-``fetchable`` says whether the canonical form may be fetched in place of the original (the
-frontier enqueues the canonical URL when it is, the original otherwise).
+               percent-escapes normalised (unreserved characters decoded,
+               hex digits uppercased, a stray ``%`` escaped as ``%25``,
+               spaces, controls and non-ASCII characters encoded as UTF-8
+               escapes), then an empty path made ``/`` and ``.``/``..``
+               path segments resolved. Path and query case and order are
+               kept. The default before ``web``.
+``w3lib``      ``w3lib.url.canonicalize_url`` of the normal form: Scrapy's   the key
+               fingerprint form; also *sorts the query arguments*
+               (``?b=1&a=2`` == ``?a=2&b=1``).
+``heritrix``   Heritrix 3's default rules (:mod:`.heritrix_canon`) over the  normal form
+               requested URL: lowercases the whole URL, strips ``www``/      without
+               ``wwwN``, session ids and userinfo. Lossy: for the seen key   userinfo
+               only (Heritrix requests the URL as found).
+``crawler4j``  crawler4j 4.x's ``URLCanonicalizer`` (:mod:`.crawler4j_canon`) the key
+               of the normal form: folds ``//`` and drops ``jsessionid``-like
+               query parameters, re-encodes the query; what a crawl that
+               continues a crawler4j crawl keys on (``crawler4j import`` sets
+               it).
+``none``       the URL as given (for callers that key URLs themselves).      the URL
+=============  ===========================================================  ==============
 
 Batch forms return ``None`` for a URL that is not absolute (``scheme://host...``) so one bad
 link does not stop a batch; :func:`canonicalize` raises :class:`~pycrawler.errors.BadInput`.
@@ -57,6 +65,14 @@ _MUST_QUOTE = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?%]")
 _BAD_HOST = re.compile(r"[\x00-\x20\x7f/?#@\\]")
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _SAFE_LITERALS = "-._~!$&'()*+,;=:@/?%"
+
+# Session ids the ``web`` form drops (docs/crawler.md, Canonicalisation, says whose patterns):
+# a parameter so named, whatever its value, or ``sid`` with Heritrix's 32 letters or digits.
+_SESSION_NAMES = r"(?:jsessionid|phpsessid|sessionid|bv_sessionid|aspsessionid[a-z]{8}|cfid|cftoken|oscsid)"
+_PATH_SESSION = re.compile(rf";(?:{_SESSION_NAMES}=[^;/]*|sid=[0-9a-z]{{32}}(?=[;/]|\Z))", re.IGNORECASE | re.ASCII)
+_QUERY_SESSION = re.compile(rf"{_SESSION_NAMES}=.*|sid=[0-9a-z]{{32}}", re.IGNORECASE | re.ASCII | re.DOTALL)
+# Every name above holds one of these: a URL without any keeps the fast path.
+_SESSION_HINT = re.compile("s(?:ess|id=)|cf(?:id|token)", re.IGNORECASE | re.ASCII)
 
 
 def _escape(match: re.Match) -> str:
@@ -100,9 +116,9 @@ def split_authority(authority: str) -> tuple[str, str, str]:
     return userinfo + at, host, port
 
 
-def safe(url: str) -> str | None:
-    """The ``safe`` canonical form of ``url`` (see the module docstring); None when ``url``
-    is not an absolute ``scheme://host...`` URL."""
+def _normal_parts(url: str) -> tuple[str, str, str, str, str] | None:
+    """(scheme, userinfo with its '@', host with its ':port' when not the default, path, '?'
+    and query) of ``url`` in RFC 3986 normal form; None when it is not absolute."""
     scheme, sep, rest = url.partition("://")
     if not sep or not _SCHEME.match(scheme):
         return None
@@ -115,17 +131,72 @@ def safe(url: str) -> str | None:
     host = host.lower()
     if not host or _BAD_HOST.search(host):
         return None
-    if port and (port == DEFAULT_PORTS.get(scheme)):
-        port = ""
+    if port and (port != DEFAULT_PORTS.get(scheme)):
+        host = f"{host}:{port}"
     path, question, query = tail.partition("?")
+    if "%" in tail or _MUST_QUOTE.search(tail):
+        # Escapes first (RFC 3986 6.2.2): '%2e%2e' is a dot segment once decoded, and the
+        # HTTP client would resolve it on the wire.
+        path = _normalise_escapes(path)
+        query = _normalise_escapes(query)
     if not path:
         path = "/"
     elif "/." in path:
         path = remove_dot_segments(path)
-    if "%" in tail or _MUST_QUOTE.search(tail):
-        path = _normalise_escapes(path)
-        query = _normalise_escapes(query)
-    return f"{scheme}://{userinfo}{host}{':' if port else ''}{port}{path}{question}{query}"
+    return scheme, userinfo, host, path, question + query
+
+
+def safe(url: str) -> str | None:
+    """The ``safe`` canonical form of ``url``, its RFC 3986 normal form (see the module
+    docstring); None when ``url`` is not an absolute ``scheme://host...`` URL."""
+    parts = _normal_parts(url)
+    if parts is None:
+        return None
+    scheme, userinfo, host, path, query = parts
+    return f"{scheme}://{userinfo}{host}{path}{query}"
+
+
+def _ascii_host(host: str) -> str | None:
+    """An internationalised host name as the HTTP client sends it (IDNA, as yarl encodes it);
+    None when it is no valid host name."""
+    from yarl import URL
+
+    name, colon, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+    if not colon or not port.isdigit():
+        name, colon, port = host, "", ""
+    try:
+        return URL.build(scheme="http", host=name, encoded=False).raw_host + colon + port
+    except (ValueError, UnicodeError):
+        return None
+
+
+def _without_sessions(path: str, query: str) -> tuple[str, str]:
+    """``path`` without its session-id parameters (``;jsessionid=...``), ``query`` ('?' and
+    the query) without its session-id pairs; a query left with none loses its '?'."""
+    if ";" in path:
+        path = _PATH_SESSION.sub("", path)
+    if len(query) > 1:
+        pairs = query[1:].split("&")
+        kept = [pair for pair in pairs if not _QUERY_SESSION.fullmatch(pair)]
+        if len(kept) < len(pairs):
+            query = "?" + "&".join(kept) if kept else ""
+    return path, query
+
+
+def web(url: str) -> str | None:
+    """The ``web`` canonical form of ``url``: its normal form (:func:`safe`) without userinfo
+    or session ids, the host in IDNA; None when ``url`` is not absolute or its host no name."""
+    parts = _normal_parts(url)
+    if parts is None:
+        return None
+    scheme, _userinfo, host, path, query = parts
+    if not host.isascii() and (host := _ascii_host(host)) is None:
+        return None
+    if _SESSION_HINT.search(path) or _SESSION_HINT.search(query):
+        path, query = _without_sessions(path, query)
+        if "/." in path:  # '/.;jsessionid=X/' was no dot segment before
+            path = remove_dot_segments(path)
+    return f"{scheme}://{host}{path}{query}"
 
 
 # Already in safe form (the common case for links a parser resolved): lowercase http(s) scheme
@@ -141,27 +212,44 @@ def _safe_many(urls: Sequence[str]) -> list[str | None]:
     return [u if isinstance(u, str) and fast(u) else (safe(u) if isinstance(u, str) else None) for u in urls]
 
 
+def _web_many(urls: Sequence[str]) -> list[str | None]:
+    fast, session = _ALREADY_SAFE.fullmatch, _SESSION_HINT.search
+    # A session id is a name=value: most URLs, with no '=', skip the search for one.
+    return [u if isinstance(u, str) and fast(u) and ("=" not in u or not session(u))
+            else (web(u) if isinstance(u, str) else None) for u in urls]
+
+
 def _w3lib_many(urls: Sequence[str]) -> list[str | None]:
     from w3lib.url import canonicalize_url
 
+    return [None if u is None else safe(canonicalize_url(u)) for u in _safe_many(urls)]
+
+
+def _without_userinfo_many(urls: Sequence[str]) -> list[str | None]:
+    """The normal form of each URL without its userinfo: what the ``heritrix`` form requests."""
+    fast = _ALREADY_SAFE.fullmatch
     out: list[str | None] = []
     for url in urls:
-        out.append(canonicalize_url(url) if isinstance(url, str) and safe(url) is not None else None)
+        if isinstance(url, str) and fast(url):
+            out.append(url)
+        elif isinstance(url, str) and (parts := _normal_parts(url)) is not None:
+            scheme, _userinfo, host, path, query = parts
+            out.append(f"{scheme}://{host}{path}{query}")
+        else:
+            out.append(None)
     return out
 
 
-def _heritrix_many(urls: Sequence[str]) -> list[str | None]:
+def _heritrix_keys(requested: list[str]) -> list[str]:
     from .heritrix_canon import canonicalize_many
 
-    valid = [isinstance(u, str) and safe(u) is not None for u in urls]
-    canonical = canonicalize_many([u if ok else "" for u, ok in zip(urls, valid)])
-    return [c if ok else None for c, ok in zip(canonical, valid)]
+    return canonicalize_many(requested)
 
 
 def _crawler4j_many(urls: Sequence[str]) -> list[str | None]:
-    from .crawler4j_canon import canonical_many
+    from .crawler4j_canon import canonical
 
-    return canonical_many(urls)
+    return [None if u is None or (c := canonical(u)) is None else safe(c) for u in _safe_many(urls)]
 
 
 def _none_many(urls: Sequence[str]) -> list[str | None]:
@@ -170,11 +258,25 @@ def _none_many(urls: Sequence[str]) -> list[str | None]:
 
 @dataclasses.dataclass(frozen=True)
 class Canonicalizer:
-    """A named canonicalisation: ``many(urls)`` maps a batch (None for invalid URLs)."""
+    """A named canonicalisation: ``requested(urls)`` maps a batch to the URLs to request (None
+    for invalid URLs); ``keyed`` maps requested URLs to the form the seen key is taken on (None:
+    the requested URL itself). So one requested URL has one key, and one key one request."""
 
     name: str
-    many: Callable[[Sequence[str]], list[str | None]]
-    fetchable: bool
+    requested: Callable[[Sequence[str]], list[str | None]]
+    keyed: Callable[[list[str]], list[str]] | None = None
+
+    def forms(self, urls: Sequence[str]) -> tuple[list[str | None], list[str | None]]:
+        """(the URL to request, the form to key) of each of ``urls``; None where it is not absolute."""
+        requests = self.requested(urls)
+        if self.keyed is None:
+            return requests, requests
+        keys = iter(self.keyed([r for r in requests if r is not None]))
+        return requests, [None if r is None else next(keys) for r in requests]
+
+    def many(self, urls: Sequence[str]) -> list[str | None]:
+        """The canonical (keyed) form of each URL; None where it is not absolute."""
+        return self.forms(urls)[1]
 
     def one(self, url: str) -> str:
         """The canonical form of one URL; BadInput when it is not absolute."""
@@ -185,12 +287,15 @@ class Canonicalizer:
 
 
 CANONICALIZERS = {
-    "safe": Canonicalizer("safe", _safe_many, True),
-    "w3lib": Canonicalizer("w3lib", _w3lib_many, True),
-    "heritrix": Canonicalizer("heritrix", _heritrix_many, False),
-    "crawler4j": Canonicalizer("crawler4j", _crawler4j_many, True),
-    "none": Canonicalizer("none", _none_many, True),
+    "web": Canonicalizer("web", _web_many),
+    "safe": Canonicalizer("safe", _safe_many),
+    "w3lib": Canonicalizer("w3lib", _w3lib_many),
+    "heritrix": Canonicalizer("heritrix", _without_userinfo_many, _heritrix_keys),
+    "crawler4j": Canonicalizer("crawler4j", _crawler4j_many),
+    "none": Canonicalizer("none", _none_many),
 }
+DEFAULT_CANON = "web"
+"""The canonical form a new crawl state keys on (an older state keeps its own, ``safe`` mostly)."""
 
 
 def get_canonicalizer(name: str | Canonicalizer) -> Canonicalizer:
@@ -202,11 +307,11 @@ def get_canonicalizer(name: str | Canonicalizer) -> Canonicalizer:
         raise BadInput(f"canonicalizer must be one of {', '.join(CANONICALIZERS)}, not {name!r}") from None
 
 
-def canonicalize(url: str, how: str = "safe") -> str:
+def canonicalize(url: str, how: str = DEFAULT_CANON) -> str:
     """``url`` in the named canonical form; BadInput when it is not an absolute URL."""
     return get_canonicalizer(how).one(url)
 
 
-def canonicalize_many(urls: Sequence[str], how: str = "safe") -> list[str | None]:
+def canonicalize_many(urls: Sequence[str], how: str = DEFAULT_CANON) -> list[str | None]:
     """The named canonical form of each URL; None where a URL is not absolute."""
     return get_canonicalizer(how).many(list(urls))

@@ -26,7 +26,6 @@ tests/test_crawler4j_real.py holds this to crawler4j's own class on spellings of
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from urllib.parse import quote
 
 DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
@@ -155,7 +154,3 @@ def canonical(url: str) -> str | None:
         path = "/"
     path = path.replace("%7E", "~").replace(" ", "%20")
     return f"{scheme}://{host}{'' if port is None else ':' + str(port)}{path}{'?' + query if query else ''}"
-
-
-def canonical_many(urls: Sequence[str]) -> list[str | None]:
-    return [canonical(u) if isinstance(u, str) else None for u in urls]

@@ -8,7 +8,7 @@ reads it, so a frontier records its scheme when it is created and keeps it.
 scheme         key of a canonical URL                                 canonicaliser
 =============  =====================================================  ==================
 ``md5``        bytes 0..7 of the MD5 of its UTF-8, big-endian         any (default
-(default)      (:func:`pycrawler.keys.fingerprints64`)                ``safe``)
+(default)      (:func:`pycrawler.keys.fingerprints64`)                ``web``)
 ``heritrix``   Heritrix's ``createKey``: a Rabin fingerprint of the   ``heritrix`` only
                scheme and authority in the top 24 bits, one of the
                whole URL below (:func:`.heritrix_fp.create_keys`)
@@ -56,9 +56,11 @@ class SeenKeyScheme:
 
     def canonicalizer_for(self, requested: str | None) -> str:
         """The canonicaliser to use with this scheme when ``requested`` (None: the scheme's own,
-        else ``safe``); BadInput when the scheme is defined over another form."""
+        else :data:`~.canon.DEFAULT_CANON`); BadInput when the scheme is defined over another form."""
         if self.canonicalizer is None:
-            return requested or "safe"
+            from .canon import DEFAULT_CANON
+
+            return requested or DEFAULT_CANON
         if requested not in (None, self.canonicalizer):
             raise BadInput(f"seen key {self.name!r} is defined over the {self.canonicalizer!r} canonical form; "
                            f"canonicalizer {requested!r} would key URLs as no {self.name} store does")

@@ -12,6 +12,7 @@ from ..crawl.settings import CrawlConfig, parse_delay, state_defaults
 from ..crawl.scope import SCOPES, server
 from ..crawl.stop_signals import StopSignals
 from ..errors import BadInput, PycrawlerError
+from ..fetch.robots import IGNORE, READINGS, RFC9309
 from ..jvm import crawl_jvm, keep_error_files_in
 from ..progress import add_option as add_progress_option
 from .cluster import add_worker_options, join
@@ -104,7 +105,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-free", type=int, default=CrawlConfig.min_free_mb, metavar="MB",
                    help="stop (resumably) when a filesystem the crawl writes to has less than MB free "
                         "(default %(default)s; 0: never)")
-    p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for your own servers)")
+    p.add_argument("--robots", choices=READINGS, default=RFC9309,
+                   help="how robots.txt is read: rfc9309 (default: a 5xx, a 429 or no answer disallows the host, "
+                        "whose URLs wait while robots.txt is retried), heritrix (any answer but 2xx allows all, as "
+                        "Heritrix 3: to continue a Heritrix crawl), ignore (only for your own servers)")
+    p.add_argument("--no-robots", dest="robots", action="store_const", const=IGNORE, help="--robots ignore")
     p.add_argument("--contact", metavar="URL",
                    help="operator contact URL for the User-Agent (required unless all seeds are on loopback)")
     p.add_argument("--parse-workers", type=_positive, default=CrawlConfig.parse_workers, metavar="N",
@@ -134,7 +139,7 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
         concurrency=args.concurrency, politeness=parse_delay(delay), seen=args.seen, url_cache=args.url_cache,
         bloom_capacity=args.bloom_capacity, je_cache_mb=args.je_cache_mb, queue_policy=args.queue_policy,
         canon=args.canon, seen_key=args.seen_key, warc=args.warc, trace=args.trace,
-        fsync=args.fsync, min_free_mb=args.min_free, obey_robots=not args.no_robots,
+        fsync=args.fsync, min_free_mb=args.min_free, robots=args.robots,
         contact_url=contact_for(args.seeds, args.contact), parse_workers=args.parse_workers, progress=args.progress,
         serve=args.serve_port if args.serve else None, stats=args.stats)
 

@@ -10,9 +10,10 @@ The flow of a URL:
    one call (:meth:`WorkQueueFrontier.poll`); with nothing ready it sleeps until the
    frontier's ``wait_time()`` or until finished pages free slots. A *slot* is held from the
    poll until the page's completion is committed (:class:`~.inflight.InFlight`).
-2. **robots.txt** (:class:`~pycrawler.fetch.RobotsCache`, obeyed unless ``obey_robots`` is
-   off): a precluded URL is logged with status -9998 and recorded, not fetched; the host's
-   ``Crawl-delay`` goes into the queue's politeness delay.
+2. **robots.txt** (:class:`~pycrawler.fetch.RobotsCache`, read as ``config.robots`` says):
+   a precluded URL is logged with status -9998 and recorded, not fetched; while the host's
+   robots.txt is unreachable its URLs wait (-61, retried with the queue's backoff); the
+   host's ``Crawl-delay`` goes into the queue's politeness delay.
 3. **fetch** (:class:`~pycrawler.fetch.Fetcher`), one crawl.log line per attempt, WARC
    records when asked. The URL's queue is released as the fetch ends
    (:meth:`WorkQueueFrontier.release`): it hands out its next URL once its politeness delay
@@ -412,7 +413,11 @@ class Crawler:
             await loop.run_in_executor(None, self.pages.warm_up)
             async with Fetcher(fetch_config) as fetcher:
                 self.fetcher = fetcher
-                self.robots = RobotsCache(fetcher, store=self.robots_db, obey=config.obey_robots)
+                politeness = config.politeness  # robots.txt is retried as its URLs are: they wait in step
+                self.robots = RobotsCache(fetcher, store=self.robots_db, reading=config.robots,
+                                          retry_delay=politeness.retry_delay,
+                                          max_retry_delay=politeness.max_retry_delay,
+                                          max_failures=politeness.max_retries + 1)
                 seeds = [Link(seed, 0, "", None) for seed in config.seeds + self.added_seeds]
                 if self.cluster is not None:
                     seeds = self.cluster.start(seeds)
@@ -611,8 +616,10 @@ class Crawler:
             if verdict == fetch_status.ROBOTS_PRECLUDED:
                 summary.precluded += 1
                 return Finished.failed(record, hop_path, verdict)
-            summary.failed += 1
-            return Finished.retry(record, hop_path, verdict)
+            if self.robots.gave_up(url):  # robots.txt failed as often as a page may: the URL ends with -61
+                summary.failed += 1
+                return Finished.failed(record, hop_path, verdict)
+            return Finished.retry(record, hop_path, verdict)  # the host is disallowed for now: the URL waits
 
         result = await self.fetcher.fetch(url)
         status, seconds, delay = result.status, result.duration_ms / 1000, self.robots.crawl_delay(url)

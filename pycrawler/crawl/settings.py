@@ -87,7 +87,7 @@ class CrawlConfig:
     trace: Path | None = None
     fsync: bool = False                   # outputs reach the disk before each commit (power loss)
     min_free_mb: int = DEFAULT_MIN_FREE_MB  # stop when a written filesystem has less free (0: never)
-    obey_robots: bool = True
+    robots: str = "rfc9309"                # rfc9309 | heritrix | ignore (pycrawler.fetch.robots.READINGS)
     contact_url: str = "http://localhost/"
     embeds: bool = True
     parse_workers: int = 2

@@ -20,7 +20,9 @@ RUNTIME_EXCEPTION = -5
 UNFETCHABLE_URI = -7
 """A URL that cannot be fetched (bad syntax, unsupported scheme)."""
 ROBOTS_PREREQUISITE_FAILURE = -61
-"""robots.txt could not be fetched (after its retries), so the host's URLs were not tried."""
+"""robots.txt is unreachable (no answer; or 5xx or 429, as RFC 9309 reads them), so the host's
+URLs are not tried: each try is logged with it while they wait, and they end with it when
+robots.txt has failed as many times in a row as a page may."""
 ROBOTS_PRECLUDED = -9998
 """robots.txt disallows the URL."""
 

@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -34,13 +35,15 @@ from pycrawler.local_servers import free_port
 from pycrawler.seen.drum.visited import BUCKET_BYTES_VARIABLE
 
 PROMETHEUS = "/usr/bin/prometheus"
+QUEUE_BUDGET = 1_000_000
 
 
 @pytest.fixture(scope="module")
 def crawl(tmp_path_factory):
     """The shared crawl, on DRUM with buckets small enough to merge every few pages (its
-    figures then move), behind a URL cache."""
-    with ConsoleCrawl(tmp_path_factory.mktemp("console"), options=("--seen", "drum", "--url-cache", "clock:4096"),
+    figures then move), behind a URL cache, with a queue budget it does not reach."""
+    with ConsoleCrawl(tmp_path_factory.mktemp("console"), options=("--seen", "drum", "--url-cache", "clock:4096",
+                                                                    "--queue-budget", str(QUEUE_BUDGET)),
                       env={BUCKET_BYTES_VARIABLE: "2048"}) as crawl:
         yield crawl
 
@@ -120,11 +123,17 @@ def test_the_seen_table_frontier_and_robots_figures_show_in_json_metrics_and_pag
     assert all(time.time() - 1 < q["next_fetch"] < time.time() + 2 for q in waiting)
     hosts = crawl.get("api/hosts?limit=5")
     assert len(hosts) == 2 and all((h["robots"], h["robots_code"]) == ("absent", 404) for h in hosts)
+    # Each host's queue against --queue-budget: what it used (at least what crawl.log counted
+    # when the report was made, a flush behind the queue's count) and what is left.
+    assert all(h["budget_used"] >= h["fetched"] and h["budget_used"] + h["budget_left"] == QUEUE_BUDGET
+               for h in hosts)
     assert crawl.figures()["robots"] == {"absent": 2}
     assert metric(crawl, 'pycrawler_robots_hosts{standing="absent"}') == 2
     wait_for(lambda: text(browser, "drum-rounds").replace(",", "").isdigit(), 5, "DRUM's tile on the page")
     wait_for(lambda: "absent (404)" in text(browser, "hosts") and "next fetch" in text(browser, "largest"), 12,
              "robots.txt and next fetch in the reports")
+    assert "budget used / left" in text(browser, "hosts")
+    assert re.search(r"absent \(404\) [\d,]+ / [\d,]+", text(browser, "hosts"))
 
 
 def test_a_real_prometheus_scrapes_the_metrics(crawl, tmp_path):

@@ -10,6 +10,7 @@ queue's order, and new links get Heritrix's keys.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -200,6 +201,23 @@ def test_an_imported_heritrix_crawl_continues_where_heritrix_stopped(served, tmp
     with Environment(state) as env, DrumVisited(state / "drum", env=env) as seen:  # the new link went in under Heritrix's key
         assert seen.contains_many(heritrix_keys([base + "f.html", base + "d.html"])).tolist() == [True, False]
     assert json.loads((state / "crawl.json").read_text())["seen_key"] == "heritrix"
+
+
+@pytest.mark.parametrize("seen", ["drum", "bloom", "exact"])
+def test_the_summarys_new_urls_are_what_the_imported_state_gained(served, tmp_path, seen):
+    """A run that stops with URLs left: its summary's new URLs are its fetched records plus the
+    URLs left pending less the imported ones, with every seen table (DRUM answers the last links
+    only as the frontier closes: the pending count is taken after that)."""
+    base, _ = served
+    heritrix_job(tmp_path / "job" / "state", base)
+    state = tmp_path / "py"
+    assert pycrawler("heritrix", "import", tmp_path / "job" / "state", "--into", state, "--seen", seen).returncode == 0
+    crawled = run_crawl(base + "index.html", state, "--delay", "0", "--max-pages", "2")
+    assert crawled.returncode == 0, crawled.stderr
+    new = int(re.search(r"([\d,]+) new URLs", crawled.stdout).group(1).replace(",", ""))
+    records, pending = (int(n.replace(",", "")) for n in
+                        re.search(r"([\d,]+) fetched records, ([\d,]+) URLs pending", crawled.stdout).groups())
+    assert records == 2 and new == records + pending - 3 > 0, crawled.stdout
 
 
 def test_a_resume_with_another_seen_key_is_refused_and_the_target_must_be_empty(served, tmp_path):

@@ -363,6 +363,29 @@ def test_urls_whose_journal_lines_raced_their_ordinals_are_placed_by_their_value
             in done.stderr)
 
 
+def test_values_that_are_not_kryo_crawl_uris_give_no_uri_and_keep_the_order_pairing(tmp_path):
+    """A Heritrix-layout state whose pending values are opaque bytes (another program's records,
+    not Kryo ``CrawlURI`` s) often starting with an ASCII run that holds a colon (``row:12``,
+    ``v1:...``): no value names a URI, so every queue pairs its keys with its journal URLs in
+    order, all 600 of them."""
+    import random
+
+    rng = random.Random(48)
+    queues = [f"q{n}.example" for n in range(6)]
+    order = [(queue, ordinal, f"http://{queue}/{ordinal}") for queue in queues for ordinal in range(1, 101)]
+    tags = (b"row:", b"v1:", b"id:", b"k:", b"x-y:")
+    pending = {h3_key(queue, 3, 1, ordinal): tags[ordinal % len(tags)] + str(ordinal).encode()
+               + bytes((0x80 | rng.randrange(128),)) + rng.randbytes(24) for queue, ordinal, _ in order}
+    write_h3(tmp_path / "state", pending, heritrix_keys([url for _, _, url in order]).tolist())
+    write(tmp_path / "logs" / "frontier.recover.gz", gz(*(line(ADDED, url, "L", SEED) for _, _, url in order)))
+    done = pycrawler("heritrix", "export", tmp_path / "state", "--recover-log", tmp_path / "logs",
+                     "--pending", tmp_path / "p.jsonl")
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(text) for text in (tmp_path / "p.jsonl").read_text().splitlines()]
+    assert [(r["queue"], r["ordinal"], r["uri"]) for r in rows] == order
+    assert "not paired" not in done.stderr and "600 placed by the pending keys" in done.stderr
+
+
 def test_export_with_a_recover_log_through_an_address_is_the_folders(heritrix3_job, tmp_path, runtime):
     """The journal is this side's file; the keys it is placed by come through the address."""
     shutil.copytree(heritrix3_job / "state", tmp_path / "copy")

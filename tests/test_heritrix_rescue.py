@@ -156,6 +156,9 @@ def crash(tmp_path_factory):
             heritrix.pause("warm")
             checkpoint = heritrix.checkpoint("warm")
             heritrix.action("warm", "unpause")
+            live = subprocess.run([sys.executable, "-m", "pycrawler", "heritrix", "rescue",
+                                   heritrix.job_paths("cold")["job"], "--journal", folder / "live.recover.gz"],
+                                  cwd=ROOT, capture_output=True, text=True, timeout=180)
             reports = {name: heritrix.wait_done(name, KILL_AT) for name in JOBS}
             paths = {name: heritrix.job_paths(name) for name in JOBS}
         finally:
@@ -173,7 +176,8 @@ def crash(tmp_path_factory):
             job.output = finished(running[name], commands[name])
             job.manifest = json.loads((job.rescued_into / "heritrix-rescue.json").read_text())
             job.tags = journal_tags(job.journal)
-        yield SimpleNamespace(folder=folder, checkpoint=checkpoint, jobs=jobs)
+        yield SimpleNamespace(folder=folder, checkpoint=checkpoint, jobs=jobs, live=live,
+                              live_journal=(folder / "live.recover.gz").exists())
 
 
 @pytest.fixture(scope="module")
@@ -221,6 +225,15 @@ def test_the_cold_job_died_with_nothing_of_its_frontier_on_disk(crash):
         assert job.report["crawlControllerState"] not in ("FINISHED", "STOPPING"), job.name
         assert set(job.run1) < job.site.expected() | job.site.extras(), job.name
         assert job.site.disallowed_requests() == []
+
+
+def test_a_job_heritrix_still_runs_is_refused_and_nothing_written(crash):
+    """Heritrix holds its state's JE write lock while it runs: a rescue then would crawl beside
+    it, so it is refused in one line that names the process, and writes nothing."""
+    live = crash.live
+    assert live.returncode == 2 and "in use: process" in live.stderr and "write lock" in live.stderr, live.stderr
+    assert len(live.stderr.strip().splitlines()) == 1 and "Traceback" not in live.stderr
+    assert not crash.live_journal and "continue with" not in live.stdout
 
 
 def test_rescue_takes_every_fetched_url_as_seen_and_the_undiscovered_rest_as_pending(crash):
@@ -283,18 +296,43 @@ def test_heritrix_finishes_the_rescued_crawl_from_the_journal(crash, continued, 
 # -- the rescue's rules, on a dead crawl written here (no Heritrix needed) ---------------------------
 
 SEED = "http://127.0.0.1:9/"
+HEADER_CUTS = (1, 10, 60, 150, 200)   # bytes of a record's gzip member written when the kill came
+BEANS_PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
+<beans xmlns="http://www.springframework.org/schema/beans">
+ <bean id="longerOverrides" class="org.springframework.beans.factory.config.PropertyOverrideConfigurer">
+  <property name="properties"><props><prop key="seeds.textSource.value">
+
+# URLS HERE
+{seeds}
+
+  </prop></props></property>
+ </bean>
+ <bean id="seeds" class="org.archive.modules.seeds.TextSeedModule">
+  <property name="textSource">{source}</property>
+ </bean>
+</beans>
+"""
+BEANS = BEANS_PROFILE.format(seeds=f"{SEED}\n127.0.0.2:9", source=(
+    '<bean class="org.archive.spring.ConfigString"><property name="value"><value>\n# [see override above]\n'
+    '</value></property></bean>'))
+BEANS_FILE = BEANS_PROFILE.format(seeds="", source=(
+    '<bean class="org.archive.spring.ConfigFile"><property name="path" value="seeds.txt" /></bean>'))
 
 
 def page_html(*hrefs: str) -> bytes:
     return ("<html><body>" + "".join(f'<a href="{h}">x</a>' for h in hrefs) + "</body></html>").encode()
 
 
-def write_dead_crawl(job: Path, *, cut_last_record: bool = False, journal: str = "") -> Path:
+def write_dead_crawl(job: Path, *, cut_last_record: bool = False, journal: str = "", cut_in_header: int = 0,
+                     beans: str | None = None, logged: bool = True) -> Path:
     """A Heritrix job folder as a kill leaves it: an empty state/, a launch with crawl.log and one
     ``.open`` WARC file (response and metadata records as Heritrix writes them), no journal
     bytes. ``/lost.html`` is in crawl.log with no WARC record; ``/private/p.html`` was refused by
     robots.txt (-9998); ``cut_last_record`` cuts the WARC file inside its last record;
-    ``journal``: lines of a journal part rotated at a checkpoint."""
+    ``journal``: lines of a journal part rotated at a checkpoint; ``cut_in_header``: that many
+    bytes of one more record follow the last whole one (the kill came as its WARC header was
+    written); ``beans``: the job's crawler-beans.cxml; ``logged`` False: crawl.log is empty (a
+    job killed before its first line)."""
     from warcio.statusandheaders import StatusAndHeaders
     from warcio.warcwriter import WARCWriter
 
@@ -334,7 +372,16 @@ def write_dead_crawl(job: Path, *, cut_last_record: bool = False, journal: str =
     log.append(f"2026-01-01T00:00:02.000Z   200  10 {SEED}lost.html L {SEED}a.html text/html #1 - - - -")
     log.append(f"2026-01-01T00:00:02.000Z -9998  - {SEED}private/p.html L {SEED} unknown #1 - - - -")
     log.append("2026-01-01T00:00:03.000Z   200  10 http://127.0.0.1:9/tor")   # torn by the kill
-    (launch / "logs" / "crawl.log").write_text("\n".join(log))
+    (launch / "logs" / "crawl.log").write_text("\n".join(log) if logged else "")
+    if beans is not None:
+        (job / "crawler-beans.cxml").write_text(beans)
+    if cut_in_header:
+        record = io.BytesIO()
+        writer = WARCWriter(record, gzip=True)
+        writer.write_record(writer.create_warc_record(SEED + "next.html", "response", payload=io.BytesIO(b"x"),
+                                                      http_headers=StatusAndHeaders("200 OK", [], protocol="HTTP/1.1")))
+        warc = next((launch / "warcs").iterdir())
+        warc.write_bytes(warc.read_bytes() + record.getvalue()[:cut_in_header])
     if cut_last_record:
         warc = next((launch / "warcs").iterdir())
         data = warc.read_bytes()
@@ -362,6 +409,15 @@ def dead(tmp_path_factory):
         f"F+ {SEED}queued.html L {SEED}\n"))
     (folder / "full").mkdir()
     (folder / "full" / "x").write_text("x")
+    header_cuts = {n: write_dead_crawl(folder / f"header-{n}", cut_in_header=n) for n in HEADER_CUTS}
+    unlogged = write_dead_crawl(folder / "unlogged", logged=False, beans=BEANS)
+    unlogged_file = write_dead_crawl(folder / "unlogged-file", logged=False, beans=BEANS_FILE)
+    (unlogged_file / "seeds.txt").write_text(f"# the seeds\n{SEED}\n127.0.0.2:9\n")
+    no_warcs = write_dead_crawl(folder / "no-warcs")
+    for warc in (no_warcs / "20260101000000" / "warcs").iterdir():
+        warc.unlink()
+    (no_warcs / "20260101000000" / "warcs").rmdir()
+    (folder / "exists.gz").write_bytes(b"a journal of the user's")
     commands = {
         "default": [whole],
         "parsed, 2 hops": [whole, "--links", "parsed", "--max-hops", "2"],
@@ -371,6 +427,13 @@ def dead(tmp_path_factory):
         "nothing to write": [whole, "--journal"],
         "target not empty": [whole, "--into", folder / "full"],
         "after the kill": [whole, "--into", folder / "state"],   # the same command as the killed one
+        **{f"header cut {n}": [job] for n, job in header_cuts.items()},
+        "seeds of the configuration": [unlogged],
+        "seeds of the configuration's file": [unlogged_file],
+        "no seed anywhere": [write_dead_crawl(folder / "seedless", logged=False)],
+        "no warcs": [no_warcs],
+        "no warcs, said": [no_warcs, "--no-warcs"],
+        "journal exists": [whole, "--journal", folder / "exists.gz"],
     }
     killed = subprocess.run([sys.executable, "-m", "pycrawler", "heritrix", "rescue", str(whole), "--into",
                              str(folder / "state")], cwd=ROOT, capture_output=True, text=True, timeout=180,
@@ -381,13 +444,14 @@ def dead(tmp_path_factory):
         args = [str(a) for a in args]
         if args[-1] == "--journal":
             args = args[:-1]
-        elif "--into" not in args:
+        elif "--into" not in args and "--journal" not in args:
             args += ["--journal", str(folder / f"{n}.gz")]
         argv.append(["heritrix", "rescue", *args])
     done = subprocess.run([sys.executable, str(ROOT / "tests" / "cli_runs.py")], cwd=ROOT, capture_output=True,
                           text=True, timeout=180, input=json.dumps(argv))
     assert done.returncode == 0, done.stderr
-    results = Results(killed=killed, killed_left=killed_left, into=folder / "state")
+    results = Results(killed=killed, killed_left=killed_left, into=folder / "state",
+                      user_journal=(folder / "exists.gz").read_bytes())
     for n, (name, result) in enumerate(zip(commands, json.loads(done.stdout))):
         journal = folder / f"{n}.gz"
         lines = []
@@ -436,6 +500,44 @@ def test_a_warc_file_cut_by_the_kill_is_read_to_its_last_whole_record_and_the_cu
     pending = [line[1] for line in done.lines if line[0] == "F+"]
     assert pending[:2] == [SEED + "deep/2.html", SEED + "lost.html"] and SEED + "deep/3.html" not in pending
     assert f"its last record (response of {SEED}deep/2.html) is cut short: left out" in done.stdout
+
+
+@pytest.mark.parametrize("cut", HEADER_CUTS)
+def test_a_record_cut_within_its_header_is_noted(dead, cut):
+    """The kill may come as a record's first bytes are written: warcio then stops at the last
+    whole record without a word; the bytes after it say a record was cut, at any offset."""
+    done = dead[f"header cut {cut}"]
+    assert done.exit == 0, done.stderr
+    notes = [line for line in done.stdout.splitlines() if line.startswith("note: ") and ".warc.gz.open: " in line]
+    assert len(notes) == 1 and (f"{cut} bytes after its last whole record (10 records) are a record cut within its "
+                                "header" in notes[0] or "unreadable after record 10" in notes[0]), done.stdout
+    assert [line for line in done.lines if line[0] == "F+"] == [line for line in dead["default"].lines
+                                                               if line[0] == "F+"]
+
+
+@pytest.mark.parametrize("case", ["seeds of the configuration", "seeds of the configuration's file"])
+def test_a_job_killed_before_its_first_crawl_log_line_takes_its_seeds_from_crawler_beans(dead, case):
+    """No crawl.log line names a seed: the job's crawler-beans.cxml does (the profile's seeds
+    override, or the seeds.txt its ConfigFile names; a bare host as Heritrix takes it)."""
+    done = dead[case]
+    assert done.exit == 0, done.stderr
+    assert f"seeds (seed-hosts scope): {SEED} http://127.0.0.2:9/ (from the job's crawler-beans.cxml" in done.stdout
+    assert dead["no seed anywhere"].exit == 2 and "--seed URL" in dead["no seed anywhere"].stderr
+
+
+def test_a_launch_with_no_warcs_folder_is_refused_unless_the_user_says_no_warcs(dead):
+    refused, said = dead["no warcs"], dead["no warcs, said"]
+    assert refused.exit == 2 and "--no-warcs" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    assert refused.lines == []
+    assert said.exit == 0, said.stderr
+    pending = {line[1] for line in said.lines if line[0] == "F+"}
+    assert {SEED + "a.html", SEED + "deep/1.html"} <= pending    # fetched, but no response kept: fetched again
+
+
+def test_an_existing_journal_is_never_replaced(dead):
+    done = dead["journal exists"]
+    assert done.exit == 2 and "exists" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert dead.user_journal == b"a journal of the user's"
 
 
 @pytest.mark.parametrize("case", ["not a crawl", "nothing to write", "target not empty"])

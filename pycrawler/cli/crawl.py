@@ -49,6 +49,13 @@ def _positive(text: str) -> int:
     return value
 
 
+def _not_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("cannot be negative")
+    return value
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("crawl", help="crawl from seed URLs into a resumable state folder",
                        description=first_line(__doc__))
@@ -105,11 +112,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-free", type=int, default=CrawlConfig.min_free_mb, metavar="MB",
                    help="stop (resumably) when a filesystem the crawl writes to has less than MB free "
                         "(default %(default)s; 0: never)")
+    p.add_argument("--queue-budget", type=_not_negative, metavar="N",
+                   help="fetches a work queue may make (a host's, under the default --queue-policy host), as "
+                        "Heritrix's queueTotalBudget: a queue that spent it retires, its URLs left pending, so a "
+                        "trap no rule knows ends there; kept by the state until a command names another (a higher "
+                        "one fetches the rest; 0: no limit, the default)")
     p.add_argument("--robots", choices=READINGS, default=RFC9309,
                    help="how robots.txt is read: rfc9309 (default: a 5xx, a 429 or no answer disallows the host, "
                         "whose URLs wait while robots.txt is retried), heritrix (any answer but 2xx allows all, as "
                         "Heritrix 3: to continue a Heritrix crawl), ignore (only for your own servers)")
     p.add_argument("--no-robots", dest="robots", action="store_const", const=IGNORE, help="--robots ignore")
+    p.add_argument("--no-sitemaps", action="store_true",
+                   help="do not read the sitemaps robots.txt names (nor a seed that is one); see docs/crawler.md")
     p.add_argument("--contact", metavar="URL",
                    help="operator contact URL for the User-Agent (required unless all seeds are on loopback)")
     p.add_argument("--parse-workers", type=_positive, default=CrawlConfig.parse_workers, metavar="N",
@@ -139,7 +153,8 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
         concurrency=args.concurrency, politeness=parse_delay(delay), seen=args.seen, url_cache=args.url_cache,
         bloom_capacity=args.bloom_capacity, je_cache_mb=args.je_cache_mb, queue_policy=args.queue_policy,
         canon=args.canon, seen_key=args.seen_key, warc=args.warc, trace=args.trace,
-        fsync=args.fsync, min_free_mb=args.min_free, robots=args.robots,
+        fsync=args.fsync, min_free_mb=args.min_free, queue_budget=args.queue_budget, robots=args.robots,
+        sitemaps=not args.no_sitemaps,
         contact_url=contact_for(args.seeds, args.contact), parse_workers=args.parse_workers, progress=args.progress,
         serve=args.serve_port if args.serve else None, stats=args.stats)
 

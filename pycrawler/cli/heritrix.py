@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from itertools import islice
 from pathlib import Path
@@ -94,8 +95,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                                 "or a launch folder (jobs/NAME/TIMESTAMP)")
     rescue.add_argument("--into", metavar="DIR", help="write a pycrawler crawl state here (a new or empty folder)")
     rescue.add_argument("--journal", metavar="FILE", help="write the frontier as a Heritrix recover journal (gzip), "
-                                                          "for importURIs")
+                                                          "for importURIs (a new file: an existing one is refused)")
     rescue.add_argument("--warcs", metavar="DIR", help="the crawl's WARC files (default: the launch's warcs/)")
+    rescue.add_argument("--no-warcs", action="store_true",
+                        help="the crawl kept no WARC files: every page it fetched is fetched again (without it, a "
+                             "launch with no warcs/ folder is refused)")
     rescue.add_argument("--checkpoint", metavar="NAME", default="latest",
                         help="the checkpoint whose seen keys and pending URLs to add: a name, 'latest' (the default: "
                              "the newest taken during the launch, if any) or 'none'")
@@ -306,7 +310,11 @@ def run_rescue(args: argparse.Namespace) -> int:
         from ..whole_folder import require_new_folder
 
         require_new_folder(args.into, "rescue")   # refused before minutes of reading, not after
-    found = survivors(args.crawl, warcs=args.warcs, checkpoint=None if args.checkpoint == "none" else args.checkpoint)
+    if args.journal and os.path.lexists(args.journal):
+        raise BadInput(f"--journal {args.journal} exists: a rescue writes a new journal and never replaces a file "
+                       "(remove it, or name another)")
+    found = survivors(args.crawl, warcs=args.warcs, checkpoint=None if args.checkpoint == "none" else args.checkpoint,
+                      no_warcs=args.no_warcs)
     rescued = rescue(found, scope=args.scope, seeds=args.seed, links=args.links, max_hops=args.max_hops,
                      queue_policy=args.queue_policy, progress=args.progress)
     for line in describe(rescued.summary):

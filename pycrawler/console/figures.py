@@ -83,16 +83,30 @@ class Figures:
     def hosts(self, limit: int) -> list[dict]:
         """crawl.log's busiest hosts, each with what its robots.txt says (``robots``: a
         :data:`~pycrawler.fetch.robots.ROBOTS_STANDINGS`, ``robots_code`` the status of its
-        fetch), or None for both when the crawl holds none for it."""
+        fetch), or None for both when the crawl holds none for it; and its queue's budget:
+        ``budget_used``, the fetches its work queue counts (None when the queue policy gives a
+        host no queue of its own), ``budget_left``, what ``--queue-budget`` leaves it (None
+        without a budget)."""
         rows = self.tally.host_rows(limit)
+        budget = self._queue_budget()
         for row in rows:
             policy = next(filter(None, map(self._robots, robots_hosts(row["host"]))), None)
             row["robots"] = None if policy is None else policy.standing(AGENT)
             row["robots_code"] = None if policy is None else policy.status
+            used = row["budget_used"] = self._queue_fetched(row["host"])
+            row["budget_left"] = None if used is None or budget is None else max(budget - used, 0)
         return rows
 
     def _robots(self, host: str) -> RobotsPolicy | None:
         """The robots.txt policy the crawl holds for ``host``, if any."""
+        return None
+
+    def _queue_budget(self) -> int | None:
+        """The crawl's ``--queue-budget``, None for none."""
+        return None
+
+    def _queue_fetched(self, host: str) -> int | None:
+        """Fetches the work queue of ``host`` counts (:meth:`WorkQueueFrontier.host_queue`)."""
         return None
 
     def _cluster(self) -> dict | None:
@@ -179,6 +193,13 @@ class LiveFigures(Figures):
     def _robots(self, host: str) -> RobotsPolicy | None:
         robots = self.crawler.robots
         return None if robots is None else robots.known(host)
+
+    def _queue_budget(self) -> int | None:
+        return self.crawler.config.queue_budget
+
+    def _queue_fetched(self, host: str) -> int | None:
+        queue = self.crawler.frontier.host_queue(host)
+        return None if queue is None else queue.fetched
 
     def _cluster(self) -> dict | None:
         """The cluster as this worker sees it: ``members`` (live, by its last heartbeat),

@@ -1,8 +1,8 @@
 """A stopped crawl's figures, for ``pycrawler console STATE``: read once, shown read-only.
 
 The reports come from the state folder as the crawl left it: crawl.log tallied whole (codes,
-MIME types, hosts, the rate over the crawl's time), the frontier's queues and the robots.txt
-of the busiest hosts read once from JE (read-only, closed again at once, so the crawl can be
+MIME types, hosts, the rate over the crawl's time), the frontier's queues, and the robots.txt
+and queue's fetch count of the busiest hosts read once from JE (read-only, closed again at once, so the crawl can be
 resumed while its console is open), a Bloom filter's header, the size of its JE logs and the
 free space of its filesystem. Nothing in the folder is written.
 """
@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from ..crawl.diskspace import free_bytes
-from ..crawl.engine import ROBOTS
+from ..crawl.engine import QUEUE_BUDGET, ROBOTS
 from ..crawl.settings import SETTINGS_FILE
 from ..errors import BadInput
 from ..fetch.robots import AGENT, RobotsPolicy
@@ -45,6 +45,8 @@ class StoppedFigures(Figures):
             self.queues = frontier.stats()
             self.largest = frontier.queue_table(LARGEST_KEPT)
             self.robots = self._read_robots(frontier.env)
+            self.host_fetches = {row["host"]: queue.fetched for row in self.tally.host_rows(LARGEST_KEPT)
+                                 if (queue := frontier.host_queue(row["host"])) is not None}
         finally:
             frontier.close()
         self.seen_figures = self._seen_figures()
@@ -76,6 +78,12 @@ class StoppedFigures(Figures):
 
     def _robots(self, host: str) -> RobotsPolicy | None:
         return self.robots.get(host)
+
+    def _queue_budget(self) -> int | None:
+        return self.settings.get(QUEUE_BUDGET)
+
+    def _queue_fetched(self, host: str) -> int | None:
+        return self.host_fetches.get(host)
 
     def _now(self) -> float | None:
         return None  # the crawl is over: its last second and minute count whole

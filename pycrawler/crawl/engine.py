@@ -84,12 +84,14 @@ from ..cluster.protocol import Link, LinkExchange
 from ..errors import BadInput, PycrawlerError
 from ..fetch import ALLOWED, FetchConfig, Fetcher, FetchResult, RobotsCache
 from ..fetch import status as fetch_status
+from ..fetch.robots import host_key
 from ..frontier.politeness import Outcome
 from ..frontier.todo import JE_CONFIG
 from ..frontier.workqueues import WorkQueueFrontier
 from ..keys.schemes import get_seen_key_scheme
 from ..parse.html import HTML_TYPES, looks_like_html, mime_type
-from ..parse.links import Hop, Outlink, PathRepetitionRule, trailing_redirects
+from ..parse.links import Hop, Outlink, PathRepetitionRule, sitemap_hops, trailing_redirects
+from ..parse.sitemap import place_of
 from ..records.crawl_url import CrawlUrl
 from ..seen.tables import open_visited
 from ..store import Environment, je_choice
@@ -110,11 +112,16 @@ from .stop_signals import CLOSING, Interrupted, StopSignals
 
 MAX_TRAILING_REDIRECTS = 5
 """Redirects (HTTP or meta refresh) followed in a row before the chain is dropped (RFC 9309's 5 hops)."""
+MAX_SITEMAP_HOPS = 2
+"""Sitemaps in a row: robots.txt (or a seed) names an index, the index names sitemaps, whose
+URLs are pages; an index in an index (which the protocol does not allow) is not read."""
 
 FETCHED, ROBOTS = "fetched", "robots"
 CRAWL_LOG = "crawl.log"
 ADDED_SEEDS = "added_seeds"
 """crawl.json's list of the seeds added while the crawl ran (the console's), kept across resumes."""
+QUEUE_BUDGET = "queue_budget"
+"""crawl.json's queue budget (:attr:`CrawlConfig.queue_budget`), kept until a command names another."""
 
 TRANSIENT_STATUSES = frozenset({fetch_status.CONNECT_FAILED, fetch_status.CONNECT_LOST, fetch_status.TIMEOUT,
                                 fetch_status.ROBOTS_PREREQUISITE_FAILURE, 408, 429, 500, 502, 503, 504})
@@ -171,6 +178,7 @@ class Crawler:
         self.committer: Committer | None = None  # built once the stores are open
         self.cluster: ClusterSide | None = None  # a cluster worker's
         self._repeats = 0  # links the page workers dropped as passed on before (dupes avoided)
+        self._sitemap_hosts: set[str] = set()  # hosts whose robots.txt sitemaps this run scheduled
         self._wakeup: asyncio.Event | None = None
         self._flush_due: asyncio.Event | None = None
         self._tasks: set[asyncio.Task] = set()
@@ -193,10 +201,14 @@ class Crawler:
                                f"resume it with the same setting (got {value!r}) or use another --state")
             chosen[name] = value if value is not None else stored.get(name, SETTING_DEFAULTS.get(name))
         chosen["canon"] = get_seen_key_scheme(chosen["seen_key"]).canonicalizer_for(chosen["canon"])
-        self.config = dataclasses.replace(self.config, **chosen)
+        # The budget is the state's until a command names another: a higher one wakes the retired queues.
+        budget = self.config.queue_budget
+        budget = (stored.get(QUEUE_BUDGET) if budget is None else budget) or None
+        self.config = dataclasses.replace(self.config, **chosen, queue_budget=budget)
         self.added_seeds = [url for url in stored.get(ADDED_SEEDS, []) if url not in self.config.seeds]
         self.scope = self._seeds_scope()
-        self._settings = chosen | {"seeds": self.config.seeds}
+        self._settings = chosen | {"seeds": self.config.seeds} | ({QUEUE_BUDGET: budget} if budget else {})
+        self.summary.queue_budget = budget
         self._write_settings()
         failpoints.hit("crawl.settings_written")
 
@@ -240,7 +252,7 @@ class Crawler:
                 self.visited = cached(self.visited, self.url_cache)
             self.frontier = WorkQueueFrontier(self.env, self.visited, create=True, assignment=policy,
                                               seen_key=config.seen_key, canonicalizer=config.canon,
-                                              politeness=config.politeness,
+                                              politeness=config.politeness, queue_budget=config.queue_budget,
                                               prefetch=16)
             self.fetched = self.env.open_database(FETCHED, create=True)
             self.robots_db = self.env.open_database(ROBOTS, create=True)
@@ -289,8 +301,12 @@ class Crawler:
         failpoints.hit("crawl.close.outputs_closed")
         if self.gateway is not None:  # before the stores: nobody else reads or writes them from here on
             self.gateway.close()
-        with contextlib.suppress(Exception):  # counts for the summary, read only
+        with contextlib.suppress(Exception):  # counts for the summary
+            if self._failure is None:   # what DRUM still holds is enqueued now, as the close would: counted
+                self.frontier.flush()
             self.summary.pending = len(self.frontier)
+            retired = self.frontier.stats()["by_state"]["retired"]
+            self.summary.retired_queues, self.summary.retired_urls = retired["queues"], retired["urls"]
             self.summary.records = self.fetched.count()
         if self.url_cache is not None:
             self.summary.cache_hits, self.summary.cache_misses = self.url_cache.hits, self.url_cache.misses
@@ -357,9 +373,7 @@ class Crawler:
             self.added_seeds += new
             self._write_settings()
             self._widen_scope()
-        links = [Link(url, 0, "", None) for url in urls]
-        self.schedule(self.exchange.add(links) if self.exchange is not None else links)
-        self._wakeup.set()
+        self._schedule_found([Link(url, 0, "", None) for url in urls])
 
     def _seeds_scope(self) -> Scope:
         return Scope.of(self.config.scope, self.config.seeds + self.added_seeds)
@@ -591,6 +605,30 @@ class Crawler:
         self.frontier.release(url, outcome)
         self._wakeup.set()
 
+    def _schedule_sitemaps(self, url: str) -> None:
+        """At the first URL of a host in this run, schedule the sitemaps its robots.txt names
+        (in scope), hop ``M`` from robots.txt at layer 0: a sitemap is a manifest of the site,
+        as a seed is its start. Once a run, not once a crawl: the seen table drops those a run
+        before scheduled, and a run killed before their schedule committed schedules them again.
+        A host whose robots.txt has not answered yet is asked again at its next URL."""
+        host = host_key(url)
+        if host in self._sitemap_hosts:
+            return
+        policy = self.robots.known(host)
+        if policy is None or not policy.valid:  # robots.txt ignored, or no answer yet
+            return
+        self._sitemap_hosts.add(host)
+        robots_url = f"{host}/robots.txt"
+        links = [Link(sitemap, 0, Hop.MANIFEST.value, robots_url) for sitemap in policy.sitemaps
+                 if server(sitemap) is not None and self.scope.allows(sitemap) and not self.path_rule.rejects(sitemap)]
+        if links:
+            self._schedule_found(links)
+
+    def _schedule_found(self, links: list[Link]) -> None:
+        """Schedule ``links`` now, outside a flush (through the cluster when a worker)."""
+        self.schedule(self.exchange.add(links) if self.exchange is not None else links)
+        self._wakeup.set()
+
     def _broken(self, record: CrawlUrl, worker: int, exc: Exception) -> Finished:
         """A URL whose processing raised: logged and recorded as Heritrix's -5 (runtime exception)."""
         hop_path, via = discovery(record)
@@ -608,6 +646,8 @@ class Crawler:
         hop_path, via = discovery(record)
         summary = self.summary
         verdict = await self.robots.verdict(url)
+        if self.config.sitemaps:
+            self._schedule_sitemaps(url)
         if verdict != ALLOWED:
             self.outputs.log_line(status=verdict, url=url, hop_path=hop_path, via=via, worker=worker)
             record.status_code = verdict
@@ -631,6 +671,25 @@ class Crawler:
             outcome = Outcome.failure(seconds, crawl_delay=delay, status_code=status)
         return Fetch(result, outcome, hop_path, via)
 
+    async def _read_sitemap(self, body: bytes, url: str, layer: int, hop_path: str, via: str | None) -> PageResult:
+        """The links of a sitemap: a URL named as one (hop ``M``: by robots.txt or an index), or
+        a seed whose answer is not HTML (or the URL a seed redirects to). Its URLs must be under its folder, or anywhere on the
+        host whose robots.txt named it; an index's sitemaps are followed while the chain of
+        sitemaps is at most :data:`MAX_SITEMAP_HOPS` long (a loop of indexes ends there, or at
+        the seen table)."""
+        hops = sitemap_hops(hop_path)
+        allowed = (place_of(url),)
+        if hops == 1 and via is not None and hop_path.endswith(Hop.MANIFEST.value) and via.endswith("/robots.txt"):
+            allowed += (place_of(via, whole_host=True),)
+        page = await asyncio.wrap_future(self.pages.submit_sitemap(body, layer, allowed, hops < MAX_SITEMAP_HOPS))
+        summary = self.summary
+        if page.sitemap is not None:
+            summary.sitemaps += 1
+            summary.sitemap_urls += page.extracted - page.refused
+            summary.sitemap_refused += page.refused
+            summary.sitemaps_truncated += page.truncated
+        return page
+
     async def _work(self, record: CrawlUrl, worker: int, fetch: Fetch) -> Finished:
         """What a fetch gives: its page's links (from a page worker), the record's fields, the
         outputs' lines and records."""
@@ -648,9 +707,15 @@ class Crawler:
         headers = result.header_map
         media = mime_type(headers)
         page: PageResult | None = None
-        if 200 <= status < 300 and (media in HTML_TYPES if media else looks_like_html(result.body)):
+        answered = 200 <= status < 300
+        html = answered and (media in HTML_TYPES if media else looks_like_html(result.body))
+        seed = not hop_path.rstrip(Hop.REDIRECT.value)  # a seed, or where a seed redirects (http to https)
+        if answered and self.config.sitemaps and (sitemap_hops(hop_path) or (seed and not html)):
+            page = await self._read_sitemap(result.body, url, layer, hop_path, via)
+        elif html:
             page = await asyncio.wrap_future(self.pages.submit(result.body, url, headers, layer))
             page.record_on(record)
+        if page is not None:
             links = list(zip(page.links, page.hops))  # the workers send a list and a string: less to pickle
             summary.links += page.extracted
             summary.out_of_scope += page.rejected

@@ -8,7 +8,7 @@ import time
 from .. import failpoints
 from ..cluster.protocol import Link, LinkExchange
 from ..frontier.politeness import RETRY
-from ..parse.links import Hop
+from ..parse.links import SAME_LAYER_HOPS
 from ..frontier.workqueues import WorkQueueFrontier
 from ..store import Database, Environment
 from ..store.java_errors import je_errors
@@ -74,9 +74,8 @@ class Committer:
     def _commit(self, finished: list[Finished]) -> None:
         self.outputs.flush()
         failpoints.hit("flush.outputs_written")
-        redirect = Hop.REDIRECT.value
         # Plain tuples in Link's field order: a lone crawl's hot path builds no named tuples.
-        links = [(link, item.layer if hop == redirect else item.layer + 1, item.hop_path + hop, item.url)
+        links = [(link, item.layer if hop in SAME_LAYER_HOPS else item.layer + 1, item.hop_path + hop, item.url)
                  for item in finished for link, hop in item.links]
         exchange, unsent = self.exchange, None
         if exchange is not None:  # links to other workers' hosts leave; this worker schedules its own

@@ -4,7 +4,8 @@ The crawling process runs the event loop, the fetcher, the JVM and the frontier;
 cores, every millisecond of Python it spends per page caps the crawl. So a worker does
 everything that depends only on the page:
 
-1. :func:`pycrawler.parse.extract` (charset, title, meta fields, outlinks);
+1. :func:`pycrawler.parse.extract` (charset, title, meta fields, outlinks), or for a sitemap
+   :func:`pycrawler.parse.sitemap.read_sitemap` (the URLs it lists);
 2. the link filters that depend only on the link: scope (:mod:`.scope`), the path-repetition
    trap rule, the depth limit (from the page's layer);
 3. a per-worker memory of the links it has already passed on (:data:`SENT_LIMIT` of them,
@@ -42,7 +43,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 from ..parse.html import MAX_OUTLINKS, extract
-from ..parse.links import Hop, PathRepetitionRule
+from ..parse.links import SAME_LAYER_HOPS, Hop, PathRepetitionRule
+from ..parse.sitemap import GZIP_MAGIC, INDEX, read_sitemap
 from .scope import Scope
 
 SENT_LIMIT = 1_000_000
@@ -83,6 +85,9 @@ class PageResult:
     rejected: int                 # of those, out of scope or caught by the trap rule (first sighting)
     repeats: int                  # of those, passed on before by this worker (or twice on the page)
     outlinks: list | None = None  # (url, hop letter, context) of every outlink, when the policy asks
+    sitemap: str | None = None    # a sitemap's kind (pycrawler.parse.sitemap), None for a page or no sitemap
+    refused: int = 0              # a sitemap's URLs off its place (counted in ``rejected`` too)
+    truncated: bool = False       # a sitemap past the protocol's limits, or cut short
 
     def record_on(self, crawl_url) -> None:
         """Copy the parsed fields onto a :class:`~pycrawler.records.crawl_url.CrawlUrl`."""
@@ -140,15 +145,46 @@ def process_page(body: bytes, url: str, headers: dict, layer: int) -> PageResult
         if large:
             _trim_heap(0)  # the page's tree is gone by now: give its memory back
     found = document.outlinks
+    links, hops, rejected, repeats = _keep(((link.url, link.hop.value) for link in found), layer)
+    outlinks = [(link.url, link.hop.value, link.context) for link in found] if _policy.outlinks else None
+    return PageResult(document.title, document.char_set, document.description, document.author,
+                      list(dict.fromkeys(link.url for link in found)), links, hops, len(found), rejected,
+                      repeats, outlinks)
+
+
+def process_sitemap(body: bytes, layer: int, allowed: tuple[str, ...], nested: bool) -> PageResult:
+    """Read the sitemap ``body`` (:func:`pycrawler.parse.sitemap.read_sitemap`: the URLs it lists
+    under the ``allowed`` prefixes) and keep the new links as :func:`process_page` keeps a
+    page's: a page it lists is its ``L`` link, a sitemap an index lists its ``M`` link, kept
+    only when ``nested`` (the index is not itself too deep in a chain of sitemaps)."""
+    large = len(body) >= LARGE_PAGE_BYTES or body.startswith(GZIP_MAGIC)  # gzip: up to 50 MB inflated
+    with _large_page_lock if large else contextlib.nullcontext():
+        sitemap = read_sitemap(body, allowed)
+        if large:
+            _trim_heap(0)
+    hop = Hop.MANIFEST.value if sitemap.kind == INDEX else Hop.LINK.value
+    listed = sitemap.urls if nested or sitemap.kind != INDEX else []
+    links, hops, rejected, repeats = _keep(((url, hop) for url in listed), layer)
+    outlinks = [(url, hop, "loc") for url in listed] if _policy.outlinks else None
+    return PageResult(None, None, None, None, [], links, hops, len(sitemap.urls) + sitemap.refused,
+                      rejected + sitemap.refused + len(sitemap.urls) - len(listed), repeats, outlinks,
+                      sitemap=sitemap.kind, refused=sitemap.refused, truncated=sitemap.truncated)
+
+
+def _keep(found, layer: int) -> tuple[list[str], str, int, int]:
+    """Of ``found`` links ((url, hop letter) each), those to schedule: within the depth limit
+    from ``layer``, in scope, past the trap rule, not passed on before by this worker; with
+    their hop letters, how many were rejected (scope, trap) and how many repeated."""
+    policy = _policy
     deep = policy.max_depth is not None and layer >= policy.max_depth
     links, hops, rejected, repeats = [], [], 0, 0
     sent, allows, rejects = _sent, policy.scope.allows, policy.path_rule.rejects
     if len(sent) > SENT_LIMIT:
         sent.clear()
-    for link in found:
-        target = link.url
-        # A meta refresh is a redirect: it keeps the page's layer, so the depth limit does not stop it.
-        if deep and link.hop is not Hop.REDIRECT:
+    for target, hop in found:
+        # A meta refresh is a redirect, and a sitemap of an index a part of it: each keeps the
+        # layer, so the depth limit does not stop it.
+        if deep and hop not in SAME_LAYER_HOPS:
             continue
         if target in sent:
             repeats += 1
@@ -158,11 +194,8 @@ def process_page(body: bytes, url: str, headers: dict, layer: int) -> PageResult
             rejected += 1
             continue
         links.append(target)
-        hops.append(link.hop.value)
-    outlinks = [(link.url, link.hop.value, link.context) for link in found] if policy.outlinks else None
-    return PageResult(document.title, document.char_set, document.description, document.author,
-                      list(dict.fromkeys(link.url for link in found)), links, "".join(hops), len(found), rejected,
-                      repeats, outlinks)
+        hops.append(hop)
+    return links, "".join(hops), rejected, repeats
 
 
 class PagePool:
@@ -199,6 +232,10 @@ class PagePool:
 
     def submit(self, body: bytes, url: str, headers: dict, layer: int):
         return self._executor.submit(process_page, body, url, headers, layer)
+
+    def submit_sitemap(self, body: bytes, layer: int, allowed: tuple[str, ...], nested: bool):
+        """:func:`process_sitemap` in a worker: a sitemap of 50,000 URLs is a second of work."""
+        return self._executor.submit(process_sitemap, body, layer, allowed, nested)
 
     def close(self) -> None:
         self._executor.shutdown(wait=True, cancel_futures=True)

@@ -87,7 +87,9 @@ class CrawlConfig:
     trace: Path | None = None
     fsync: bool = False                   # outputs reach the disk before each commit (power loss)
     min_free_mb: int = DEFAULT_MIN_FREE_MB  # stop when a written filesystem has less free (0: never)
+    queue_budget: int | None = None       # fetches a work queue may make (None: the state's, else no limit; 0: none)
     robots: str = "rfc9309"                # rfc9309 | heritrix | ignore (pycrawler.fetch.robots.READINGS)
+    sitemaps: bool = True                 # read the sitemaps robots.txt names (and a seed that is one)
     contact_url: str = "http://localhost/"
     embeds: bool = True
     parse_workers: int = 2
@@ -122,6 +124,13 @@ class CrawlSummary:
     enqueued: int = 0                     # new URLs put in the frontier
     records: int = 0
     pending: int = 0                      # URLs left in the frontier
+    sitemaps: int = 0                     # sitemaps read (answered with a sitemap's body)
+    sitemap_urls: int = 0                 # URLs they listed at their place
+    sitemap_refused: int = 0              # URLs they listed off their place (host, folder)
+    sitemaps_truncated: int = 0           # sitemaps past the protocol's limits or cut short
+    queue_budget: int | None = None       # the budget in force, if any
+    retired_queues: int = 0               # queues that spent it, their URLs left pending
+    retired_urls: int = 0
     seconds: float = 0.0
     interrupted: bool = False
     signal: int | None = None             # the signal that stopped the crawl
@@ -145,7 +154,16 @@ class CrawlSummary:
             f" {self.out_of_scope:,} out of scope or traps",
             f"state:          {self.records:,} fetched records, {self.pending:,} URLs pending,"
             f" {self.store_bytes / 2**20:,.1f} MB of JE logs",
-        ] + ([self.cache_line()] if self.url_cache else [])
+        ] + ([self.cache_line()] if self.url_cache else []) + ([self.sitemap_line()] if self.sitemaps else []) + (
+            [self.budget_line()] if self.queue_budget else [])
+
+    def sitemap_line(self) -> str:
+        return (f"sitemaps:       {self.sitemaps:,} read, {self.sitemap_urls:,} URLs listed, {self.sitemap_refused:,}"
+                f" refused off their place, {self.sitemaps_truncated:,} past the protocol's limits or cut short")
+
+    def budget_line(self) -> str:
+        return (f"queue budget:   {self.queue_budget:,} fetches a queue: {self.retired_queues:,} queues spent it,"
+                f" {self.retired_urls:,} of their URLs left pending (a higher --queue-budget fetches them)")
 
     def cache_line(self) -> str:
         lookups = self.cache_hits + self.cache_misses

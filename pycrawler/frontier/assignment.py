@@ -186,6 +186,8 @@ class QueueAssignment:
     name = "host"
     #: True when several queues share a politeness key (the frontier then gates them together).
     grouped = False
+    #: True when a host's URLs are spread over several queues (a queue is then no host's own).
+    spreads_hosts = False
 
     def class_key(self, url: str) -> str:
         return host_key(url)
@@ -231,6 +233,8 @@ class ByRegisteredDomain(QueueAssignment):
 class ByBkdrHash(QueueAssignment):
     """``bkdr:N``: queue ``bkdr/<hash mod N>`` of the whole URL (seeds/004)."""
 
+    spreads_hosts = True
+
     def __init__(self, queues: int):
         self.queues = queues
         self.name = f"bkdr:{queues}"
@@ -247,7 +251,7 @@ class ByBkdrHash(QueueAssignment):
 class ByBkdrHashWithinHost(QueueAssignment):
     """``bkdr-host:N``: queue ``<host>/<hash mod N>``; the host is the politeness key."""
 
-    grouped = True
+    grouped = spreads_hosts = True
 
     def __init__(self, queues: int):
         self.queues = queues

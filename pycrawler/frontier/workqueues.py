@@ -395,6 +395,14 @@ class WorkQueueFrontier(TodoFrontier):
                     "pending": sum(e["urls"] for e in by_state.values()), "in_process": len(self.handout.out),
                     "by_state": by_state, "totals": dict(self.totals)}
 
+    def host_queue(self, host: str) -> WorkQueue | None:
+        """The queue the URLs of ``host`` (``name[:port]``, as crawl.log writes it) join, when
+        the queue policy gives a host one queue (every policy but the ``bkdr`` ones: under
+        ``domain`` it is the queue of the host's domain); None otherwise or when it has none."""
+        if self.assignment.spreads_hosts:
+            return None
+        return self.states.queues.get(self.assignment.class_key(f"http://{host}/"))
+
     def queue_table(self, limit: int | None = None) -> list[tuple[str, str, int, int, float]]:
         """(class key, state, URLs, fetched, wake) of the largest queues first: the operator's
         console's frontier report. ``wake``: the epoch second the queue's politeness wait ends

@@ -184,15 +184,23 @@ class Recovered:
         self.journal.close()
 
 
+# The schemes Heritrix 3 fetches (FetchHTTP, FetchDNS, FetchFTP, FetchSFTP, FetchWhois): a
+# CrawlURI's URI has one of them. Those with an authority are followed by "//" and a host.
+_CRAWL_URI = re.compile(rb"(?:(?:https?|s?ftp)://[^\x00-\x20\x7f/?#]|dns:|whois:)[!-~]*\Z", re.IGNORECASE)
+
+
 def kryo_uri(value: bytes | None) -> bytes | None:
     """The URI a Heritrix 3 ``CrawlURI`` value starts with, when Kryo wrote it as an ASCII
-    string (every byte below 0x80 but the last, which has its top bit set); None otherwise."""
+    string (every byte below 0x80 but the last, which has its top bit set) and it is a URI of a
+    scheme Heritrix fetches; None otherwise. Opaque values often start with a run of ASCII bytes
+    holding a colon: taken for URIs, they would name URLs the journal does not hold and keep
+    their queue from the order pairing."""
     if not value or value[0] & 0x80:
         return None
     for end, byte in enumerate(value):
         if byte & 0x80:
             uri = value[:end] + bytes((byte & 0x7F,))
-            return uri if b":" in uri else None
+            return uri if _CRAWL_URI.match(uri) else None
     return None
 
 

@@ -93,13 +93,20 @@ class Survivors:
     warcs: list[Path]               # in name order (Heritrix names them by time and serial)
     journal: list[Path]             # journal files that hold bytes, oldest first
     checkpoint: str | None          # the checkpoint to read (its name), None for none
+    config_seeds: list[str] = dataclasses.field(default_factory=list)   # crawler-beans.cxml's seeds
 
 
-def survivors(path: str | Path, *, warcs: str | Path | None = None, checkpoint: str | None = "latest") -> Survivors:
+def survivors(path: str | Path, *, warcs: str | Path | None = None, checkpoint: str | None = "latest",
+              no_warcs: bool = False) -> Survivors:
     """What the crawl at ``path`` (a Heritrix job folder or one of its launch folders) left.
-    ``warcs``: where its WARC files are (default: the launch's ``warcs/``); ``checkpoint``:
-    ``latest`` (the default: the newest taken during the launch, if there is one: see
-    :func:`latest_checkpoint`), a name, or None for none."""
+    ``warcs``: where its WARC files are (default: the launch's ``warcs/``); ``no_warcs``: the
+    crawl kept none (without it, a launch with no ``warcs/`` folder is refused: every page
+    Heritrix fetched would be fetched again); ``checkpoint``: ``latest`` (the default: the
+    newest taken during the launch, if there is one: see :func:`latest_checkpoint`), a name,
+    or None for none.
+
+    A job whose ``state/`` a live process writes (a Heritrix still running: it holds the JE
+    write lock) is refused: a rescue beside it would crawl what it crawls."""
     from .checkpoints import resolve
     from .journal import journal_files
 
@@ -122,6 +129,8 @@ def survivors(path: str | Path, *, warcs: str | Path | None = None, checkpoint: 
     else:
         raise BadInput(f"{path} is not a Heritrix job folder (with state/ and a launch folder) nor a launch "
                        "folder (with logs/crawl.log)")
+    if state is not None:
+        _refuse_live_heritrix(state)
     logs = launch / "logs"
     crawl_logs = sorted(p for p in logs.iterdir() if ROTATED_CRAWL_LOG.match(p.name))
     if (logs / CRAWL_LOG).is_file():
@@ -131,8 +140,16 @@ def survivors(path: str | Path, *, warcs: str | Path | None = None, checkpoint: 
     warc_folder = Path(warcs) if warcs is not None else launch / "warcs"
     if warcs is not None and not warc_folder.is_dir():
         raise BadInput(f"--warcs {warc_folder} is not a folder")
-    warc_files = sorted(p for p in warc_folder.iterdir() if p.is_file() and WARC_NAME.search(p.name)) \
-        if warc_folder.is_dir() else []
+    if no_warcs:
+        if warcs is not None:
+            raise BadInput("--warcs and --no-warcs contradict each other: give one")
+        warc_files = []
+    elif not warc_folder.is_dir():
+        raise BadInput(f"{warc_folder} does not exist: without the crawl's WARC files every page it fetched is "
+                       "fetched again and the links they held are lost; name where they are with --warcs DIR, "
+                       "or say --no-warcs if the crawl kept none")
+    else:
+        warc_files = sorted(p for p in warc_folder.iterdir() if p.is_file() and WARC_NAME.search(p.name))
     try:
         journal = [p for p in journal_files(logs)[0] if p.stat().st_size > 0]
     except BadInput:   # no journal file at all
@@ -146,7 +163,77 @@ def survivors(path: str | Path, *, warcs: str | Path | None = None, checkpoint: 
             chosen = latest_checkpoint(state, launch)
         else:
             chosen = resolve(state, checkpoint).name
-    return Survivors(launch, state, crawl_logs, warc_files, journal, chosen)
+    return Survivors(launch, state, crawl_logs, warc_files, journal, chosen,
+                     config_seeds(launch, launch.parent if state is not None else None))
+
+
+def _refuse_live_heritrix(state: Path) -> None:
+    from .writer_lock import WriterProbe
+
+    probe = WriterProbe(state)
+    try:
+        pid = probe.writer_pid()
+    finally:
+        probe.close()
+    if pid is not None:
+        raise BadInput(f"{state} is in use: process {pid} holds its JE write lock (a running Heritrix?). A rescue "
+                       "beside it would crawl what it crawls: stop the crawl first (or read a checkpoint of it with "
+                       "pycrawler heritrix export). Its lock is left alone")
+
+
+# -- the job's configuration -------------------------------------------------------------------------
+
+CRAWLER_BEANS = "crawler-beans.cxml"
+_SEED_PROPERTY = "seeds.textSource.value"
+
+
+def config_seeds(launch: Path, job: Path | None) -> list[str]:
+    """The seeds the crawl's ``crawler-beans.cxml`` names (the launch's copy, else the job's):
+    the seeds override (``seeds.textSource.value``, as Heritrix's profile has it), the ``seeds``
+    bean's inline text, or the file its ``ConfigFile`` names (``seeds.txt``, relative to the job
+    folder); [] when there is none or it cannot be read. Read as text, no Spring bean loaded."""
+    for folder in (launch, job):
+        if folder is not None and (folder / CRAWLER_BEANS).is_file():
+            return _seeds_of(folder / CRAWLER_BEANS)
+    return []
+
+
+def _seeds_of(config: Path) -> list[str]:
+    import xml.etree.ElementTree as ElementTree
+
+    from ..keys.canon import canonicalize_many
+
+    try:
+        root = ElementTree.parse(config).getroot()   # expat: no external entity is fetched
+    except (ElementTree.ParseError, OSError):
+        return []
+    texts = []
+    for element in root.iter():
+        tag = element.tag.rpartition("}")[2]
+        if tag == "prop" and element.get("key") == _SEED_PROPERTY:
+            texts.append(element.text or "")
+        elif tag == "value" and element.text and f"{_SEED_PROPERTY}=" in element.text:   # a properties list
+            texts += [line.partition("=")[2] for line in element.text.splitlines()
+                      if line.strip().startswith(f"{_SEED_PROPERTY}=")]
+        elif tag == "bean" and element.get("id") == "seeds":
+            for inner in element.iter():
+                inner_tag = inner.tag.rpartition("}")[2]
+                if inner_tag == "value" and inner.text:
+                    texts.append(inner.text)
+                elif inner_tag == "property" and inner.get("name") == "path" and inner.get("value"):
+                    try:
+                        texts.append((config.parent / inner.get("value")).read_text(errors="replace"))
+                    except OSError:
+                        pass
+    seeds = []
+    for text in texts:
+        for line in text.splitlines():
+            token = line.strip().split(maxsplit=1)[0] if line.strip() else ""
+            if not token or token.startswith(("#", "+", "-", "[see")):
+                continue   # comments, SURT prefix directives, the profile's placeholder
+            seeds.append(token if "://" in token else f"http://{token}")   # as Heritrix's seeds take a bare host
+    normal = canonicalize_many([s for s in seeds if s.lower().startswith(HTTP_SCHEMES)], "safe")
+    return list(dict.fromkeys(s for s in normal if s is not None))
 
 
 def latest_checkpoint(state: Path, launch: Path) -> str | None:
@@ -225,7 +312,8 @@ def read_warcs(paths: list[Path], cut: dict[str, str], *, progress: bool | None 
             except Exception as exc:   # warcio raises what zlib or its parser raise on a cut file
                 cut[str(path)] = f"unreadable after record {records} ({type(exc).__name__}: {exc}): the rest skipped"
                 continue
-            if last is not None and not _whole_member(path, last[2]):
+            whole_end = 0 if last is None else _member_end(path, last[2])
+            if whole_end is None:
                 # warcio reads a gzip member cut short as a shorter record: the kill's half-written last one
                 kind, url, _ = last
                 if kind in ("response", "revisit"):
@@ -233,25 +321,32 @@ def read_warcs(paths: list[Path], cut: dict[str, str], *, progress: bool | None 
                 elif kind == "metadata" and url in pages:
                     pages[url].heritrix = None
                 cut[str(path)] = f"its last record ({kind} of {url}) is cut short: left out"
+            elif whole_end < path.stat().st_size:
+                # a member cut within its first bytes (the WARC header) is no record to warcio: it stops
+                # there without a word, so the bytes left over say it
+                tail = path.stat().st_size - whole_end
+                cut[str(path)] = (f"{tail} bytes after its last whole record ({records} records) are a record cut "
+                                  "within its header: left out")
     return pages
 
 
-def _whole_member(path: Path, offset: int) -> bool:
-    """Whether the gzip member at ``offset`` of ``path`` (the file's last record) ends whole; an
-    uncompressed WARC file is taken as whole."""
+def _member_end(path: Path, offset: int) -> int | None:
+    """Where the gzip member at ``offset`` of ``path`` (the file's last record) ends, or None
+    when it is cut short; an uncompressed WARC file is taken as whole to its end."""
+    size = path.stat().st_size
     with open(path, "rb") as stream:
         stream.seek(offset)
         data = stream.read()
     if not data.startswith(b"\x1f\x8b"):
-        return True
+        return size
     inflater = zlib.decompressobj(wbits=31)
     try:
         while data and not inflater.eof:
             inflater.decompress(data, 1 << 20)
             data = inflater.unconsumed_tail
     except zlib.error:
-        return False
-    return inflater.eof
+        return None
+    return size - len(inflater.unused_data) - len(data) if inflater.eof else None
 
 
 def _take(record, pages: dict[str, Page]) -> None:
@@ -366,9 +461,12 @@ def rescue(found: Survivors, *, scope: str = "seed-hosts", seeds: list[str] = ()
     crawl_seeds = list(dict.fromkeys([*seeds, *(e.url for e in [*logged.values(), *earlier]
                                                  if not e.hops and e.via is None
                                                  and e.url.lower().startswith(HTTP_SCHEMES))]))
+    seeds_from = "crawl.log"
+    if not crawl_seeds and found.config_seeds:   # killed before its first crawl.log line
+        crawl_seeds, seeds_from = list(found.config_seeds), CRAWLER_BEANS
     if not crawl_seeds:
-        raise BadInput(f"no seed found in {', '.join(map(str, found.crawl_logs))} (a line with hop path '-'): "
-                       "name the crawl's seeds with --seed URL")
+        raise BadInput(f"no seed found in {', '.join(map(str, found.crawl_logs))} (a line with hop path '-') nor in "
+                       f"the job's {CRAWLER_BEANS}: name the crawl's seeds with --seed URL")
     in_scope = Scope.of(scope, crawl_seeds).allows
     traps = PathRepetitionRule()
 
@@ -471,6 +569,7 @@ def rescue(found: Survivors, *, scope: str = "seed-hosts", seeds: list[str] = ()
         "left_out": left_out,
         "seen_keys": int(len(seen)),
         "seeds": crawl_seeds,
+        "seeds_from": seeds_from,
         "scope": scope,
         "max_hops": max_hops,
         "queue_policy": policy,
@@ -588,7 +687,9 @@ def describe(summary: dict[str, Any]) -> list[str]:
              "again"]
     left = ", ".join(f"{n} {why.replace('_', ' ')}" for why, n in left.items() if n)
     lines.append(f"left out: {left or 'nothing'}")
-    lines.append(f"seeds ({summary['scope']} scope): {' '.join(summary['seeds'])}")
+    lines.append(f"seeds ({summary['scope']} scope): {' '.join(summary['seeds'])}"
+                 + (f" (from the job's {CRAWLER_BEANS}: crawl.log names none)"
+                    if summary.get("seeds_from") == CRAWLER_BEANS else ""))
     if summary["journal"]:
         lines.append(f"journal: {summary['journal']['lines']} lines in {len(summary['journal']['files'])} files, "
                      f"{summary['journal']['pending']} URLs left pending by it")

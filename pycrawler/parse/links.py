@@ -8,7 +8,9 @@ in Heritrix's:
 - ``E`` an embed, fetched to render the page (``<img>``, ``<script>``, ``<iframe>``,
   ``<frame>``, a stylesheet or icon ``<link>``);
 - ``R`` a redirect or referral: an HTTP 3xx ``Location`` or a ``<meta http-equiv=refresh>``;
-- ``X`` a speculative link, a URL-looking string in script text (Heritrix's ExtractorJS).
+- ``X`` a speculative link, a URL-looking string in script text (Heritrix's ExtractorJS);
+- ``M`` a manifest: a sitemap named by robots.txt's ``Sitemap:`` or by a sitemap index
+  (Heritrix's ``Hop.MANIFEST``); the pages a sitemap lists are its ``L`` links.
 
 Refused here, as every extractor should: schemes a crawler cannot fetch (``javascript:``,
 ``data:``, ``mailto:`` and anything but http/https), links longer than Heritrix's
@@ -39,6 +41,12 @@ class Hop(str, enum.Enum):
     EMBED = "E"
     REDIRECT = "R"
     SPECULATIVE = "X"
+    MANIFEST = "M"
+
+
+SAME_LAYER_HOPS = frozenset({Hop.REDIRECT.value, Hop.MANIFEST.value})
+"""Hops that do not take a URL a level further from its seed: a redirect's target is the page
+asked for, and a sitemap an index names is a part of the index."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -148,6 +156,13 @@ def extend_hop_path(parent_path: str, hop: Hop) -> str:
 def trailing_redirects(hop_path: str) -> int:
     """How many redirects in a row led to the URL whose hop path this is."""
     return len(hop_path) - len(hop_path.rstrip(Hop.REDIRECT.value))
+
+
+def sitemap_hops(hop_path: str) -> int:
+    """How many sitemaps in a row (redirects aside) led to the URL whose hop path this is: 1 for
+    a sitemap robots.txt named, 2 for one its index named; 0 for a URL that is no sitemap."""
+    path = hop_path.rstrip(Hop.REDIRECT.value)
+    return len(path) - len(path.rstrip(Hop.MANIFEST.value))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -74,6 +74,9 @@ def main() -> None:
     parser.add_argument("--visited", choices=("bloom", "exact", "drum"), default="bloom")
     parser.add_argument("--canon", default="safe", help="canonicaliser: safe, w3lib, heritrix, none")
     parser.add_argument("--assignment", default="host")
+    parser.add_argument("--queue-budget", type=int, metavar="N",
+                        help="a queue budget (as crawl --queue-budget): the touched queues' records are then written "
+                             "at every commit; make it larger than a queue's URLs to time only that")
     parser.add_argument("--prefetch", type=int, default=8)
     parser.add_argument("--cache-mb", type=int, help="JE cache (default JE's: 60%% of the JVM heap)")
     parser.add_argument("--dir", type=Path, help="where the store goes (default: a temporary directory)")
@@ -89,7 +92,8 @@ def main() -> None:
                           cache_size=args.cache_mb and args.cache_mb << 20, config=JE_CONFIG)
         visited = make_visited(args.visited, scratch, args.urls + 2 * args.single, env)
         frontier = WorkQueueFrontier(env, visited, create=True, assignment=args.assignment,
-                                     canonicalizer=args.canon, politeness=Politeness.none(), prefetch=args.prefetch)
+                                     canonicalizer=args.canon, politeness=Politeness.none(), prefetch=args.prefetch,
+                                     queue_budget=args.queue_budget)
         seconds = cpu = main_cpu = 0.0
         with meter("schedule", total=args.urls, unit="URLs") as bar:
             for start in range(0, args.urls, args.batch):

@@ -25,6 +25,10 @@ function nextFetch(epoch) {
 }
 
 // The token: from the address's #token=... (never sent to the server) or typed in; kept for the tab.
+function budget(host) {
+  if (host.budget_used === null) return "-";
+  return `${number.format(host.budget_used)} / ${host.budget_left === null ? "-" : number.format(host.budget_left)}`;
+}
 function token() { return $("token").value.trim(); }
 function keepToken() { sessionStorage.setItem("pycrawler-token", token()); }
 (function loadToken() {
@@ -154,9 +158,9 @@ async function pollReports() {
           frontier.largest.map((q) => [q.queue, q.state, number.format(q.pending), number.format(q.fetched),
                                        nextFetch(q.next_fetch)]));
     const hosts = await getJSON("api/hosts?limit=15");
-    table("hosts", ["host", "fetched", "errors", "bytes", "precluded", "robots.txt"],
+    table("hosts", ["host", "fetched", "errors", "bytes", "precluded", "robots.txt", "budget used / left"],
           hosts.map((h) => [h.host, number.format(h.fetched), number.format(h.errors), bytes(h.bytes), h.precluded,
-                            h.robots === null ? "-" : `${h.robots} (${h.robots_code})`]));
+                            h.robots === null ? "-" : `${h.robots} (${h.robots_code})`, budget(h)]));
     showCluster(await getJSON("api/cluster"));
     const filter = encodeURIComponent($("log-filter").value);
     $("log").textContent = (await getJSON(`api/log?limit=40&contains=${filter}`)).join("\n");

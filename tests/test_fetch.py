@@ -282,3 +282,25 @@ def test_aiohttp_timeouts_are_what_the_fetcher_classifies():
     # the mapping to -2/-4 relies on these being TimeoutErrors; fail loudly if aiohttp changes it
     assert issubclass(aiohttp.ConnectionTimeoutError, TimeoutError)
     assert issubclass(aiohttp.SocketTimeoutError, TimeoutError)
+
+
+def test_retry_after_is_seconds_or_an_http_date_counted_from_the_fetch_and_waited_for():
+    """RFC 9110 10.2.3: ``Retry-After: 120`` or an HTTP-date; the queue waits the longer of its
+    backoff and the server's word, which is honoured up to what a Crawl-delay would be."""
+    import email.utils
+
+    from pycrawler.fetch.client import FetchResult
+    from pycrawler.frontier.politeness import Politeness
+
+    started = 1_700_000_000.0
+    def asked(value):
+        return FetchResult("http://127.0.0.1/", 503, headers=[("Retry-After", value)], started=started).retry_after()
+
+    assert asked("120") == 120.0
+    assert asked(email.utils.formatdate(started + 30, usegmt=True)) == 30.0
+    assert asked(email.utils.formatdate(started - 30, usegmt=True)) == 0.0   # a date past: now
+    assert asked("soon") is None and asked("-5") is None
+    assert FetchResult("http://127.0.0.1/", 429).retry_after() is None
+    none = Politeness.none()
+    assert none.backoff(1) == 0.0 and none.backoff(1, 2.0) == 2.0 and none.backoff(1, 86_400.0) == 300.0
+    assert Politeness().backoff(1, 5.0) == 30.0   # its own backoff is longer

@@ -662,7 +662,7 @@ class Crawler:
         result = await self.fetcher.fetch(url)
         status, seconds, delay = result.status, result.duration_ms / 1000, self.robots.crawl_delay(url)
         if is_transient(status):
-            outcome = Outcome.retry(seconds, crawl_delay=delay, status_code=status)
+            outcome = Outcome.retry(seconds, crawl_delay=delay, status_code=status, retry_after=result.retry_after())
         elif status > 0:
             outcome = Outcome.success(seconds, crawl_delay=delay, status_code=status)
         else:
@@ -715,6 +715,9 @@ class Crawler:
             page.record_on(record)
         if page is not None:
             links = list(zip(page.links, page.hops))  # the workers send a list and a string: less to pickle
+            if trailing_redirects(hop_path) >= MAX_TRAILING_REDIRECTS:
+                # a meta refresh is a redirect: a chain of them ends where one of HTTP redirects does
+                links = [(target, hop) for target, hop in links if hop != Hop.REDIRECT.value]
             summary.links += page.extracted
             summary.out_of_scope += page.rejected
             self._repeats += page.repeats

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import datetime
+import email.utils
 import ipaddress
 import socket
 import time
@@ -90,6 +92,23 @@ class FetchResult:
         """The last value of response header ``name`` (case-insensitive), or None."""
         name = name.lower()
         return next((v for k, v in reversed(self.headers) if k.lower() == name), None)
+
+    def retry_after(self) -> float | None:
+        """The seconds ``Retry-After`` asks a client to wait (RFC 9110 10.2.3: a number of seconds
+        or an HTTP-date, counted from when the fetch began), or None when it names no wait."""
+        value = self.header("retry-after")
+        if value is None:
+            return None
+        value = value.strip()
+        if value.isdigit():
+            return float(value)
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:   # an HTTP-date is GMT; a date without a zone is taken as one
+            when = when.replace(tzinfo=datetime.UTC)
+        return max(when.timestamp() - self.started, 0.0)
 
     @property
     def header_map(self) -> dict[str, str]:

@@ -181,7 +181,7 @@ class HandOut:
                 self._attempts[key] = attempts
                 bisect.insort(queue.buffer, (key, value))
                 self.totals["retried"] += 1
-                self._after_fetch(queue, now, max(delay, self.politeness.backoff(attempts)))
+                self._after_fetch(queue, now, max(delay, self.politeness.backoff(attempts, outcome.retry_after)))
                 return key, False, attempts
             kind = FAILURE
         attempts = self._attempts.pop(key, 0)

@@ -25,12 +25,14 @@ FINAL_KINDS = (SUCCESS, FAILURE)
 class Outcome:
     """How a fetch ended. ``fetch_seconds``: how long it took (drives the delay);
     ``crawl_delay``: the host's robots.txt Crawl-delay in seconds, when known;
-    ``status_code``: the protocol's code, for the record."""
+    ``status_code``: the protocol's code, for the record; ``retry_after``: for a retry, the wait
+    the server asked for (HTTP ``Retry-After`` on a 429 or 503), when it named one."""
 
     kind: str = SUCCESS
     fetch_seconds: float = 0.0
     crawl_delay: float | None = None
     status_code: int = 0
+    retry_after: float | None = None
 
     def __post_init__(self):
         if self.kind not in (SUCCESS, FAILURE, RETRY):
@@ -79,6 +81,11 @@ class Politeness:
             wait = max(wait, min(crawl_delay, self.respect_crawl_delay_up_to))
         return wait
 
-    def backoff(self, attempt: int) -> float:
-        """Seconds before retry number ``attempt`` (1 for the first)."""
-        return min(self.retry_delay * 2 ** (attempt - 1), self.max_retry_delay)
+    def backoff(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds before retry number ``attempt`` (1 for the first): the exponential backoff, or
+        the server's ``Retry-After`` when longer, honoured up to ``respect_crawl_delay_up_to``
+        as a Crawl-delay is (the server's own word on its pace; a hostile day is not obeyed)."""
+        wait = min(self.retry_delay * 2 ** (attempt - 1), self.max_retry_delay)
+        if retry_after:
+            wait = max(wait, min(retry_after, self.respect_crawl_delay_up_to))
+        return wait

@@ -23,8 +23,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-ENGINE, VISITED, FLUSH, OUTPUTS = ("pycrawler/seen/drum/engine.py", "pycrawler/seen/drum/visited.py",
-                                   "pycrawler/crawl/flush.py", "pycrawler/crawl/outputs.py")
+ENGINE, VISITED, MARK_LOG, FLUSH, OUTPUTS = (
+    "pycrawler/seen/drum/engine.py", "pycrawler/seen/drum/visited.py", "pycrawler/seen/synchronous.py",
+    "pycrawler/crawl/flush.py", "pycrawler/crawl/outputs.py")
 RETIRE_AFTER_COMMIT = """        if txn is None:
             disk.rotate()
         else:
@@ -32,9 +33,6 @@ RETIRE_AFTER_COMMIT = """        if txn is None:
 """
 OUTPUTS_FLUSHED = """        self.outputs.flush()
         failpoints.hit("flush.outputs_written")
-"""
-LINKS_ENQUEUED = """        self.schedule(links)
-        failpoints.hit("flush.links_enqueued")
 """
 COMPLETIONS_COMMITTED = """            failpoints.hit("flush.outbox_committed")
 """
@@ -63,10 +61,10 @@ MUTATIONS = {
         ("exact",), ((FLUSH, OUTPUTS_FLUSHED, ""),
                      (FLUSH, COMPLETIONS_COMMITTED, COMPLETIONS_COMMITTED + OUTPUTS_FLUSHED)),
         "crawl.log and the WARC file written after the completions they record are committed"),
-    "completions-before-links": Mutation(
-        ("exact",), ((FLUSH, LINKS_ENQUEUED, ""),
-                     (FLUSH, COMPLETIONS_COMMITTED, COMPLETIONS_COMMITTED + LINKS_ENQUEUED)),
-        "the committer commits a flush's completions before it enqueues the links its pages found"),
+    "bloom-marked-before-commit": Mutation(
+        ("bloom",), ((MARK_LOG, "txn.after_commit(functools.partial(self._mark, record, fresh))",
+                      "self._mark(record, fresh)"),),
+        "the Bloom file marks a flush's new URLs before the transaction that enqueues them commits"),
     "crawl-log-unflushed": Mutation(
         ("exact",), ((OUTPUTS, '            self.log.flush()\n            failpoints.hit("outputs.log_flushed")\n',
                       '            failpoints.hit("outputs.log_flushed")\n'),),

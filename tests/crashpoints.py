@@ -40,8 +40,8 @@ number of pages served and a pause of up to 20 ms, anywhere in or between flushe
 
 **What is checked**, per round, as a user would read the outputs:
 
-- every reachable page goes through each of its steps (:data:`STEPS`: discovered in a logged
-  page's outlinks, fetched by the server's count, logged in crawl.log, in the WARC files,
+- every reachable page goes through each of its steps (:data:`STEPS`: discovered in a page's
+  outlinks in the WARC files, fetched by the server's count, logged in crawl.log, in the WARC files,
   recorded in the state): a page that misses one is *lost* at the first it missed; and no page
   reaches a step without the one before it (:func:`follow_pages`);
 - repeats, per kill: the server's counts are taken after each process, so each fetch is known
@@ -50,9 +50,9 @@ number of pages served and a pause of up to 20 ms, anywhere in or between flushe
   repeats must be at most ``--concurrency``. A page fetched twice by one process, or again
   after a process that finished, is an *unexplained* repeat.
 
-A mode fails when it loses a page, a page skips a step, a kill exceeds the bound, a repeat is unexplained, a process
-fails (exit other than 0 or the kill), a point it passed is left unkilled at its first or later
-hit, or it has fewer point kills than points.
+A mode fails when it loses a page, a page skips a step, a kill exceeds the bound, a repeat is
+unexplained, a process fails (exit other than 0 or the kill), a point it passed is left unkilled
+at its first or later hit, or it has fewer point kills than points.
 
 The CI form is tests/test_crashpoints.py (two modes at a time); by hand, for more pages, random
 kills and rounds::
@@ -561,7 +561,8 @@ class Campaign:
         self.say("points (most hits a process made: hits killed at): " + ", ".join(
             f"{point} {most}: {'/'.join(killed[point]) or '-'}" for point, most in sorted(self.most.items())))
         return ModeResult(self.mode.name, dict(self.most), self.kills, unkilled, sorted(self.lost_log),
-                          sorted(self.lost_warc), collections.Counter(self.lost_steps.values()), self.skipped, self.unexplained, self.errors, self.rounds)
+                          sorted(self.lost_warc), collections.Counter(self.lost_steps.values()), self.skipped,
+                          self.unexplained, self.errors, self.rounds)
 
 
 STEPS = ("discovered", "fetched", "logged", "in_warc", "recorded")

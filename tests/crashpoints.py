@@ -5,7 +5,8 @@ Modes: every seen table (``exact``, ``bloom``, ``drum``), bare and behind ``--ur
 one-worker cluster in each of its two modes (``--redis URL --cluster NAME --dedupe split`` or
 ``central``, on a private redis-server). Each mode crawls its own copy of a generated site
 (:func:`crawl_sites.write_site`, whose reachable pages are known), served on loopback by a
-server that counts what it serves.
+server that counts what it serves: cross-linked pages, and a tree (:data:`TREE_PAGES`) whose
+pages each have one in-link, so that a URL a kill loses there is never found again.
 
 **Which points.** Failpoints (:mod:`pycrawler.failpoints`) sit at the durable steps; every
 process the harness starts writes the points it passes to a trace
@@ -39,17 +40,19 @@ number of pages served and a pause of up to 20 ms, anywhere in or between flushe
 
 **What is checked**, per round, as a user would read the outputs:
 
-- every reachable page has a 200 line in crawl.log and a response record in the WARC files
-  (warcio): a page missing from either is *lost*;
+- every reachable page goes through each of its steps (:data:`STEPS`: discovered in a page's
+  outlinks in the WARC files, fetched by the server's count, logged in crawl.log, in the WARC files,
+  recorded in the state): a page that misses one is *lost* at the first it missed; and no page
+  reaches a step without the one before it (:func:`follow_pages`);
 - repeats, per kill: the server's counts are taken after each process, so each fetch is known
   to come from one process. A page fetched by process *a* and again by a later process was
   lost in process by the kill that ended *a*: that repeat is that kill's, and each kill's
   repeats must be at most ``--concurrency``. A page fetched twice by one process, or again
   after a process that finished, is an *unexplained* repeat.
 
-A mode fails when it loses a page, a kill exceeds the bound, a repeat is unexplained, a process
-fails (exit other than 0 or the kill), a point it passed is left unkilled at its first or later
-hit, or it has fewer point kills than points.
+A mode fails when it loses a page, a page skips a step, a kill exceeds the bound, a repeat is
+unexplained, a process fails (exit other than 0 or the kill), a point it passed is left unkilled
+at its first or later hit, or it has fewer point kills than points.
 
 The CI form is tests/test_crashpoints.py (two modes at a time); by hand, for more pages, random
 kills and rounds::
@@ -59,6 +62,7 @@ kills and rounds::
 
 It prints each kill (point and hit, or pages served for a random one), a line per round, and a
 ``key=value`` line per mode, then a total line; ``--seed`` replays the choices.
+tests/crash_mutations.py brings back, in a copy of the tree, losses this harness must catch.
 """
 
 from __future__ import annotations
@@ -68,6 +72,7 @@ import collections
 import concurrent.futures
 import contextlib
 import dataclasses
+import json
 import os
 import pickle
 import random
@@ -82,6 +87,7 @@ from pathlib import Path
 
 from crawl_sites import ROOT, CountingServer, crawl_command, write_site
 from test_crawl_kill import crawl_log_200s, warc_responses
+from warcio.archiveiterator import ArchiveIterator
 
 from pycrawler.crawl.warc import MAX_SIZE_VARIABLE, OPEN_SUFFIX
 from pycrawler.failpoints import ARM_VARIABLE, TRACE_VARIABLE
@@ -103,6 +109,9 @@ passed several times by one process; a bucket past 2 KB, a few flushes' links, i
 once (the overgrown path)."""
 WARC_MAX_SIZE = str(32 << 10)
 """WARC files of 32 KB: a crawl finishes some while it runs (about 20 pages each), not only at close."""
+TREE_PAGES = 100
+"""Pages of the site's tree (:func:`crawl_sites.write_site`'s ``one_path``): each has one in-link,
+so a URL a kill loses stays lost (the cross-linked pages find most of theirs again)."""
 CLUSTER_TIMINGS = ("--lease", "2", "--heartbeat", "0.3", "--settle", "0.3")
 
 
@@ -184,6 +193,8 @@ class ModeResult:
     unkilled: list[str]          # "point (first|later)" never killed
     lost_log: list[str]          # reachable pages without a 200 line in crawl.log (all rounds)
     lost_warc: list[str]         # reachable pages without a response record in the WARC files
+    lost_steps: collections.Counter  # step -> reachable pages lost at it (see STEPS; all rounds)
+    skipped: list[str]           # pages that reached a step without the one before it
     unexplained: int             # repeats not caused by a kill
     errors: list[str]
     rounds: int
@@ -199,7 +210,8 @@ class ModeResult:
 
     @property
     def ok(self) -> bool:
-        return (not self.lost_log and not self.lost_warc and not self.over_bound and not self.unexplained
+        return (not self.lost_log and not self.lost_warc and not self.lost_steps and not self.skipped
+                and not self.over_bound and not self.unexplained
                 and not self.errors and not self.unkilled and self.point_kills >= len(self.points) > 0)
 
     def line(self) -> str:
@@ -209,7 +221,8 @@ class ModeResult:
                 f"max_repeats_per_kill={max(repeats, default=0)} bound_per_kill={CONCURRENCY} "
                 f"over_bound={len(self.over_bound)} unexplained_repeats={self.unexplained} "
                 f"lost_crawl_log={len(self.lost_log)} lost_warc={len(self.lost_warc)} "
-                f"unkilled={len(self.unkilled)} errors={len(self.errors)} seconds={self.seconds:.0f} "
+                f"lost_at={','.join(f'{step}:{self.lost_steps[step]}' for step in STEPS if self.lost_steps[step]) or '-'} "
+                f"skipped_steps={len(self.skipped)} unkilled={len(self.unkilled)} errors={len(self.errors)} seconds={self.seconds:.0f} "
                 f"{'ok' if self.ok else 'FAILED'}")
 
 
@@ -242,13 +255,13 @@ def continued(reference: list[str], passed: list[str]) -> list[str]:
 class Campaign:
     """Every round of one mode (see the module docstring)."""
 
-    def __init__(self, mode: Mode, work: Path, *, pages: int, seed: int, random_kills: int, max_rounds: int,
-                 out=sys.stdout, redis_url: str | None = None):
+    def __init__(self, mode: Mode, work: Path, *, pages: int, tree_pages: int, seed: int, random_kills: int,
+                 max_rounds: int, out=sys.stdout, redis_url: str | None = None):
         self.mode, self.work, self.out = mode, work, out
         self.rng = random.Random(f"{seed}/{mode.name}")
         self.site = work / "site"
-        self.reachable = write_site(self.site, pages, seed=seed)
-        self.spread = max(2, pages // 4)
+        self.reachable = write_site(self.site, pages, seed=seed, one_path=tree_pages)
+        self.spread = max(2, len(self.reachable) // 4)
         self.random_kills = self.random_left = random_kills
         self.max_rounds, self.redis_url = max_rounds, redis_url
         self.most: dict[str, int] = {}                       # point -> most hits by one process
@@ -259,6 +272,8 @@ class Campaign:
         self.kills: list[Kill] = []
         self.lost_log: set[str] = set()
         self.lost_warc: set[str] = set()
+        self.lost_steps: dict[str, str] = {}                 # "page (round N)" -> the step it was lost at
+        self.skipped: list[str] = []
         self.unexplained = 0
         self.errors: list[str] = []
         self.rounds = 0
@@ -487,34 +502,33 @@ class Campaign:
         if not self.errors:
             self.check(index, runs, base, state, warcs)
 
-    def lost(self, index: int, base: str, state: Path, warcs: Path) -> tuple[set[str], set[str]] | None:
-        """Reachable pages missing from crawl.log and from the WARC files (kept for the mode's
-        result); None when the outputs do not read (an error kept)."""
+    def follow(self, index: int, runs: list[Run], base: str, state: Path, warcs: Path) -> PageSteps | None:
+        """Each reachable page's steps (:func:`follow_pages`), its losses and skipped steps kept
+        for the mode's result; None when the outputs do not read (an error kept)."""
         try:
-            log = crawl_log_200s(state / "crawl.log", base)
-            warc = warc_responses(warcs, base)
+            steps = follow_pages(self.reachable, runs, base, state, warcs)
         except AssertionError as exc:
             self.errors.append(f"round {index}: {exc}")
             return None
-        lost_log, lost_warc = self.reachable - set(log), self.reachable - set(warc)
-        self.lost_log |= {f"{page} (round {index})" for page in lost_log}
-        self.lost_warc |= {f"{page} (round {index})" for page in lost_warc}
-        return lost_log, lost_warc
+        self.lost_log |= {f"{page} (round {index})" for page in steps.reachable - set(steps.log)}
+        self.lost_warc |= {f"{page} (round {index})" for page in steps.reachable - set(steps.warc)}
+        self.lost_steps |= {f"{page} (round {index})": step for page, step in steps.lost.items()}
+        self.skipped += [f"{page}: {why} (round {index})" for page, why in sorted(steps.skipped.items())]
+        return steps
 
     def check_dropped(self, index: int, runs: list[Run], base: str, state: Path, warcs: Path) -> None:
         """What a run about to be dropped (the last of ``runs``) leaves is checked like a round's
-        end: nothing lost, and no repeat of its own that no kill explains."""
-        lost = self.lost(index, base, state, warcs)
+        end: nothing lost, no step skipped, and no repeat of its own that no kill explains."""
+        steps = self.follow(index, runs, base, state, warcs)
         unexplained = attribute_repeats(runs)[1] - attribute_repeats(runs[:-1])[1]
         self.unexplained += unexplained
-        if unexplained or (lost and any(lost)):
+        if unexplained or steps is None or steps.lost or steps.skipped:
             self.say(f"round {index}, the run dropped: unexplained_repeats={unexplained} "
-                     f"lost_crawl_log={len(lost[0]) if lost else '-'} lost_warc={len(lost[1]) if lost else '-'}")
+                     + (steps.summary() if steps else "outputs unreadable"))
 
     def check(self, index: int, runs: list[Run], base: str, state: Path, warcs: Path) -> None:
-        if (lost := self.lost(index, base, state, warcs)) is None:
+        if (steps := self.follow(index, runs, base, state, warcs)) is None:
             return
-        lost_log, lost_warc = lost
         repeats, unexplained = attribute_repeats(runs)
         round_kills = [k for k in self.kills if k.round == index]
         for kill in round_kills:
@@ -522,8 +536,7 @@ class Campaign:
         self.unexplained += unexplained
         self.say(f"round {index}: processes={len(runs)} kills={len(round_kills)} "
                  f"repeats_per_kill={','.join(str(k.repeats) for k in round_kills) or '-'} "
-                 f"unexplained_repeats={unexplained} lost_crawl_log={len(lost_log)} lost_warc={len(lost_warc)}"
-                 + (f" lost: {', '.join(sorted(lost_log | lost_warc)[:8])}" if lost_log or lost_warc else ""))
+                 f"unexplained_repeats={unexplained} {steps.summary()}")
         for kill in round_kills:
             if kill.repeats > CONCURRENCY:
                 self.say(f"kill {self.kills.index(kill) + 1} ({kill.label()}) caused {kill.repeats} repeats, "
@@ -548,7 +561,95 @@ class Campaign:
         self.say("points (most hits a process made: hits killed at): " + ", ".join(
             f"{point} {most}: {'/'.join(killed[point]) or '-'}" for point, most in sorted(self.most.items())))
         return ModeResult(self.mode.name, dict(self.most), self.kills, unkilled, sorted(self.lost_log),
-                          sorted(self.lost_warc), self.unexplained, self.errors, self.rounds)
+                          sorted(self.lost_warc), collections.Counter(self.lost_steps.values()), self.skipped,
+                          self.unexplained, self.errors, self.rounds)
+
+
+STEPS = ("discovered", "fetched", "logged", "in_warc", "recorded")
+"""A page's steps in a crawl, in their order: discovered (an outlink in the WARC metadata record
+of a page, written with its capture; the seed is), fetched (the server served it), logged (a
+200 line in crawl.log), in_warc (a response record in the WARC files) and recorded (its record in
+the state's ``fetched`` database, written in the flush that commits its completion)."""
+
+
+@dataclasses.dataclass
+class PageSteps:
+    """What a round's outputs, state and server say each page went through."""
+
+    log: collections.Counter     # page -> its 200 lines in crawl.log
+    warc: collections.Counter    # page -> its response records
+    lost: dict[str, str]         # reachable page -> the first of its steps it never reached
+    skipped: dict[str, str]      # page -> a step it reached without the one before it, or more often
+    reachable: set[str]
+
+    def summary(self) -> str:
+        lost = collections.Counter(self.lost.values())
+        examples = sorted(self.lost.items(), key=lambda item: (-STEPS.index(item[1]), item[0]))[:6]  # the first lost first
+        return (f"lost_crawl_log={len(self.reachable - set(self.log))} lost_warc={len(self.reachable - set(self.warc))} "
+                f"lost_at={','.join(f'{step}:{lost[step]}' for step in STEPS if lost[step]) or '-'} "
+                f"skipped_steps={len(self.skipped)}"
+                + (f" lost: {', '.join(f'{page} ({step})' for page, step in examples)}" if examples else "")
+                + (f" skipped: {'; '.join(f'{page}: {why}' for page, why in sorted(self.skipped.items())[:4])}"
+                   if self.skipped else ""))
+
+
+def follow_pages(reachable: set[str], runs: list[Run], base: str, state: Path, warcs: Path) -> PageSteps:
+    """Each page's steps (:data:`STEPS`) in a round whose processes were ``runs``: a reachable
+    page is lost at the first step it never reached (at ``discovered``: a page above it was lost;
+    at ``fetched``: found, never fetched). A step is skipped when a page has more 200 lines or
+    response records than fetches, fetches that neither crawl.log nor the WARC files hold beyond
+    those of killed processes (a fetch in process at a kill), or a 200 line whose via is not a
+    page whose outlinks (its WARC metadata record) name it."""
+    log, warc = crawl_log_200s(state / "crawl.log", base), warc_responses(warcs, base)
+    vias = collections.defaultdict(set)
+    for fields in map(str.split, (state / "crawl.log").read_text().splitlines()):
+        if fields[1] == "200":
+            vias[fields[3].removeprefix(base)].add(fields[5].removeprefix(base))
+    found_on = warc_outlinks(warcs, base)
+    records = recorded_pages(state, base)
+    fetched, killed = collections.Counter(), collections.Counter()
+    for run in runs:
+        fetched.update(run.fetches)
+        if run.killed:
+            killed.update(run.fetches)
+    lost, skipped = {}, {}
+    for page in sorted(reachable | set(log) | set(warc)):
+        discovered = page == "index.html" or bool(found_on[page])
+        reached = dict(zip(STEPS, (discovered, fetched[page] > 0, log[page] > 0, warc[page] > 0, page in records)))
+        missing = next((step for step in STEPS if not reached[step]), None)
+        if page in reachable and missing is not None:
+            lost[page] = missing
+        if max(log[page], warc[page]) > fetched[page]:
+            skipped[page] = f"{log[page]} 200 lines, {warc[page]} response records for {fetched[page]} fetches"
+        elif fetched[page] - min(log[page], warc[page]) > killed[page]:
+            skipped[page] = (f"{fetched[page]} fetches, {killed[page]} by killed processes, "
+                             f"{log[page]} 200 lines, {warc[page]} response records")
+        elif bad_vias := {via for via in vias[page] if via != "-" and via not in found_on[page]}:
+            skipped[page] = f"logged via {', '.join(sorted(bad_vias))}, whose outlinks do not name it"
+    return PageSteps(log, warc, lost, skipped, reachable)
+
+
+def recorded_pages(state: Path, base: str) -> set[str]:
+    """The pages the state's ``fetched`` database holds a record of, read by ``pycrawler store
+    dump`` (a JVM in the harness's own process would hold up its exit)."""
+    dump = subprocess.run([sys.executable, "-m", "pycrawler", "store", "dump", str(state), "--db", "fetched",
+                           "--key", "string", "--no-progress"], cwd=ROOT, capture_output=True, text=True)
+    assert dump.returncode == 0, f"store dump of the state's fetched records: {dump.stderr.strip()[-300:]}"
+    return {json.loads(line)["key"].removeprefix(base) for line in dump.stdout.splitlines()}
+
+
+def warc_outlinks(directory: Path, base: str) -> collections.defaultdict:
+    """Site path -> the pages whose WARC metadata records name it as an outlink."""
+    found_on = collections.defaultdict(set)
+    for path in sorted(directory.glob("*.warc.gz")):
+        with open(path, "rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_type == "metadata":
+                    page = record.rec_headers.get_header("WARC-Target-URI").removeprefix(base)
+                    for line in record.content_stream().read().decode().splitlines():
+                        if line.startswith("outlink: "):
+                            found_on[line.split()[1].removeprefix(base)].add(page)
+    return found_on
 
 
 def passed_so_far(trace: Path) -> list[str]:
@@ -602,14 +703,16 @@ def cluster_redis(mode: Mode, work: Path):
         yield url
 
 
-def run_mode(name: str, *, pages: int, seed: int, random_kills: int, max_rounds: int, out=sys.stdout) -> ModeResult:
+def run_mode(name: str, *, pages: int, tree_pages: int, seed: int, random_kills: int, max_rounds: int,
+             out=sys.stdout) -> ModeResult:
     """One mode's campaign in a scratch folder of its own; prints and returns its result."""
     mode = MODES[name]
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f"crashpoints-{name}-") as scratch:
         work = Path(scratch)
         with cluster_redis(mode, work) as redis_url:
-            result = Campaign(mode, work, pages=pages, seed=seed, random_kills=random_kills, max_rounds=max_rounds,
+            result = Campaign(mode, work, pages=pages, tree_pages=tree_pages, seed=seed, random_kills=random_kills,
+                              max_rounds=max_rounds,
                               out=out, redis_url=redis_url).run()
     result.seconds = time.monotonic() - started
     print(result.line(), file=out, flush=True)
@@ -626,17 +729,19 @@ def run_modes(names, *, parallel: int = 2, out=sys.stdout, **options) -> list[Mo
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--modes", nargs="+", choices=list(MODES), default=list(MODES))
-    parser.add_argument("--pages", type=int, default=300, help="pages of the generated site (default 300)")
+    parser.add_argument("--pages", type=int, default=300, help="cross-linked pages of the generated site (default 300)")
+    parser.add_argument("--tree-pages", type=int, default=TREE_PAGES,
+                        help=f"and pages of its tree, one in-link each (default {TREE_PAGES})")
     parser.add_argument("--random-kills", type=int, default=6, help="random kills opening each mode (default 6)")
     parser.add_argument("--max-rounds", type=int, default=6, help="crawls from scratch per mode, at most (default 6)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the site, the later hits and random kills")
     parser.add_argument("--parallel", type=int, default=2, help="modes run at once (default 2)")
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
-    print(f"crash points: seed={seed} pages={args.pages} random_kills={args.random_kills} "
+    print(f"crash points: seed={seed} pages={args.pages} tree_pages={args.tree_pages} random_kills={args.random_kills} "
           f"concurrency={CONCURRENCY} modes={','.join(args.modes)}", flush=True)
     started = time.monotonic()
-    results = run_modes(args.modes, parallel=args.parallel, pages=args.pages, seed=seed,
+    results = run_modes(args.modes, parallel=args.parallel, pages=args.pages, tree_pages=args.tree_pages, seed=seed,
                         random_kills=args.random_kills, max_rounds=args.max_rounds)
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     lost = sum(len(r.lost_log) + len(r.lost_warc) for r in results)

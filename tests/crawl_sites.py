@@ -34,10 +34,13 @@ def write_pages(root: Path, site: dict[str, list[str]]) -> Path:
     return root
 
 
-def write_site(root: Path, pages: int = 300, *, seed: int = 7, orphans: int = 5) -> set[str]:
+def write_site(root: Path, pages: int = 300, *, seed: int = 7, orphans: int = 5, one_path: int = 0) -> set[str]:
     """``pages`` HTML pages in ten folders, each reachable from ``index.html`` (a random tree
     plus random cross links, relative and absolute-path forms, fragments, a dangling link),
-    and ``orphans`` pages nothing links to. Returns the reachable pages' paths."""
+    and ``orphans`` pages nothing links to. With ``one_path``, that many pages more in a folder
+    ``t/``, a random tree under ``index.html`` whose pages link only to their children,
+    ``index.html`` and the dangling link: each has exactly one in-link, so a crawl that loses
+    one never finds it, nor anything below it, again. Returns the reachable pages' paths."""
     rng = random.Random(seed)
     names = [f"d{i % 10}/p{i}.html" for i in range(pages)]
     links: dict[str, list[str]] = {"index.html": []}
@@ -47,6 +50,12 @@ def write_site(root: Path, pages: int = 300, *, seed: int = 7, orphans: int = 5)
         links.setdefault(name, [])
     for name in names:
         links[name] += [rng.choice(names) for _ in range(4)] + ["index.html", "d0/missing.html"]
+    tree_rng, tree = random.Random(f"{seed}/one_path"), [f"t/q{i}.html" for i in range(one_path)]
+    for i, name in enumerate(tree):
+        links.setdefault("index.html" if i < 3 else tree[tree_rng.randrange(i)], []).append(name)
+        links.setdefault(name, [])
+    for name in tree:
+        links[name] += ["index.html", "d0/missing.html"]
     for name, targets in links.items():
         depth = name.count("/")
         hrefs = []
@@ -62,7 +71,7 @@ def write_site(root: Path, pages: int = 300, *, seed: int = 7, orphans: int = 5)
         path.write_text(page(f"Page {name}", hrefs))
     for i in range(orphans):
         (root / f"orphan{i}.html").write_text(page("orphan", ["index.html"]))
-    return {"index.html", *names}
+    return {"index.html", *names, *tree}
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):

@@ -3,8 +3,10 @@ bare and DRUM behind a URL cache here, the other modes (a URL cache in front of 
 the Bloom filter, a one-worker cluster of each kind) in tests/test_crashpoints_above_je.py; each
 killed -9 at every failpoint
 its runs pass (at the first hit and at a later one) and at random, resumed each time with the
-same command; nothing reachable is missing from crawl.log or the WARC files, no kill repeats more
-than --concurrency pages, and no mode passes with fewer kills than points. The harness must
+same command; on a site whose pages are cross-linked and a tree whose pages each have one in-link,
+every reachable page goes through each of its steps (discovered, fetched, logged, in the WARC
+files, recorded in the state) and none is reached without the one before it, no kill repeats
+more than --concurrency pages, and no mode passes with fewer kills than points. The harness must
 reach what it guards: each mode passes the points of its own durable steps (a DRUM merge and
 its removal of bucket files, a mark log's replay, WARC repair, JE's recovery and close).
 
@@ -19,7 +21,7 @@ import re
 import pytest
 
 from conftest import missing
-from crashpoints import MODES, run_modes
+from crashpoints import MODES, TREE_PAGES, run_modes
 from crawl_sites import ROOT
 from pycrawler.failpoints import POINTS
 from pycrawler.testing.local_redis import find_redis_server
@@ -58,12 +60,13 @@ def kill_at_every_failpoint(names: list[str]) -> None:
     if any(MODES[name].dedupe for name in names) and find_redis_server() is None:
         missing("redis-server is not installed (scripts/setup installs it)")
     out = io.StringIO()
-    results = run_modes(names, parallel=2, out=out, pages=PAGES, seed=SEED, random_kills=RANDOM_KILLS,
-                        max_rounds=MAX_ROUNDS)
+    results = run_modes(names, parallel=2, out=out, pages=PAGES, tree_pages=TREE_PAGES, seed=SEED,
+                        random_kills=RANDOM_KILLS, max_rounds=MAX_ROUNDS)
     log = out.getvalue()
     for result in results:
         assert not result.errors, log
-        assert not result.lost_log and not result.lost_warc, log
+        assert not result.lost_log and not result.lost_warc and not result.lost_steps, log
+        assert not result.skipped, log
         assert not result.over_bound and not result.unexplained, log
         assert not result.unkilled, log
         assert result.point_kills >= len(result.points), log

@@ -86,6 +86,7 @@ class CrawlConfig:
     warc: Path | None = None
     trace: Path | None = None
     fsync: bool = False                   # outputs reach the disk before each commit (power loss)
+    repair: bool = False                  # a damaged state: fetch again what no WARC file holds
     min_free_mb: int = DEFAULT_MIN_FREE_MB  # stop when a written filesystem has less free (0: never)
     obey_robots: bool = True
     contact_url: str = "http://localhost/"

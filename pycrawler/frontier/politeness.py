@@ -25,12 +25,14 @@ FINAL_KINDS = (SUCCESS, FAILURE)
 class Outcome:
     """How a fetch ended. ``fetch_seconds``: how long it took (drives the delay);
     ``crawl_delay``: the host's robots.txt Crawl-delay in seconds, when known;
-    ``status_code``: the protocol's code, for the record."""
+    ``status_code``: the protocol's code, for the record; ``requested``: False when no request
+    went to the server (a fetch replayed from the WARC files), so the queue does not rest."""
 
     kind: str = SUCCESS
     fetch_seconds: float = 0.0
     crawl_delay: float | None = None
     status_code: int = 0
+    requested: bool = True
 
     def __post_init__(self):
         if self.kind not in (SUCCESS, FAILURE, RETRY):

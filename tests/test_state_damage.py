@@ -10,12 +10,15 @@ the site from scratch). Real JE, a real site on loopback.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from crawl_sites import CountingServer, assert_each_page_fetched_once, fetched_records, run_crawl, write_site
+from crawl_sites import (ROOT, CountingServer, assert_each_page_fetched_once, crawl_command, fetched_records, run_crawl,
+                         write_site)
 
 PAGES = 800
 FIRST_RUN = 500   # pages the first run fetches (--max-pages), so the repaired crawl has pages left to fetch
@@ -51,25 +54,35 @@ def site(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def first_run(site, tmp_path_factory):
-    """A state whose crawl fetched FIRST_RUN pages with WARC files (a folder beside it), and
-    the server's counts of that run."""
+def first_runs(site, tmp_path_factory):
+    """``first_runs(seen)``: a state whose crawl with that seen table fetched FIRST_RUN pages with
+    WARC files (a folder beside it), and the server's counts of that run; made once a table."""
     server, url, _ = site
-    base = tmp_path_factory.mktemp("first")
-    server.counts.clear()
-    done = run_crawl(url, base / "state", "--delay", "0", "--max-pages", str(FIRST_RUN), "--warc",
-                     str(base / "warcs"), timeout=120)
-    assert done.returncode == 0, done.stderr
-    return base, server.page_counts()
+    made = {}
+
+    def first_run(seen: str, pages: int = FIRST_RUN):
+        if (seen, pages) not in made:
+            base = tmp_path_factory.mktemp(f"first-{seen}")
+            server.counts.clear()
+            done = run_crawl(url, base / "state", "--delay", "0", "--max-pages", str(pages), "--seen", seen,
+                             "--warc", str(base / "warcs"), timeout=180)
+            assert done.returncode == 0, done.stderr
+            made[seen, pages] = base, server.page_counts()
+        return made[seen, pages]
+    return first_run
 
 
-@pytest.fixture
-def copy_of_first_run(first_run, tmp_path):
+def copy_first_run(first_runs, tmp_path, seen: str = "exact", pages: int = FIRST_RUN):
     """A fresh copy of the first run's state and WARC files, and the first run's counts."""
-    base, counts = first_run
+    base, counts = first_runs(seen, pages)
     shutil.copytree(base / "state", tmp_path / "state")
     shutil.copytree(base / "warcs", tmp_path / "warcs")
     return tmp_path, counts
+
+
+@pytest.fixture
+def copy_of_first_run(first_runs, tmp_path):
+    return copy_first_run(first_runs, tmp_path)
 
 
 def resume(site, folder: Path, *options: str, warcs: bool = True):
@@ -99,6 +112,37 @@ def test_a_jdb_cut_in_half_is_repaired_from_crawl_log_and_the_warc_files_and_no_
     (line,) = [line for line in done.stdout.splitlines() if "its JE files had lost commits" in line]
     assert ", not fetched again" in line and "no WARC file holds" not in line
     assert_whole_site_once(site, folder / "state", first, second)
+
+
+@pytest.mark.parametrize("seen", ["bloom", "drum"])
+def test_a_cut_jdb_whose_seen_table_lives_outside_je_is_refused_in_one_line(site, first_runs, tmp_path, seen):
+    folder, _ = copy_first_run(first_runs, tmp_path, seen, pages=100)
+    cut_jdb(folder / "state", 1000)
+    log = (folder / "state" / "crawl.log").read_bytes()
+    done, second = resume(site, folder)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert f"its --seen {seen} table keeps files outside JE" in line and "fresh --state" in line, line
+    assert not second and (folder / "state" / "crawl.log").read_bytes() == log
+
+
+def test_a_kill_during_the_repair_leaves_the_rest_of_the_lost_fetches_to_the_next_run(site, copy_of_first_run):
+    folder, first = copy_of_first_run
+    cut_jdb(folder / "state", 1000)
+    server, url, reachable = site
+    server.quiet()
+    server.counts.clear()
+    killed = subprocess.run(crawl_command(url, folder / "state", "--delay", "0", "--warc", str(folder / "warcs")),
+                            cwd=ROOT, capture_output=True, text=True, timeout=180,
+                            env=dict(os.environ, PYCRAWLER_FAILPOINT="flush.completions_committed:3"))
+    assert killed.returncode == -9, killed.stderr
+    second = server.page_counts()
+    done, third = resume(site, folder)
+    assert done.returncode == 0, done.stderr
+    assert "its JE files had lost commits" in done.stdout
+    again = {path for path in first if second.get(path) or third.get(path)}
+    assert not again  # every page the lost commits had fetched was replayed, across the kill too
+    assert {p for p in first.keys() | second.keys() | third.keys() if p.endswith(".html")} == reachable | {"d0/missing.html"}
 
 
 def test_a_jdb_cut_to_its_first_kilobyte_is_replayed_whole_not_crawled_from_scratch(site, copy_of_first_run):

@@ -45,8 +45,10 @@ I/O error) or a failed JE commit stops it at once, commits nothing more, and is 
 
 State folder: one JE environment (the frontier's ``pending``, ``queues``, ``retries``,
 ``frontier_meta``; ``visited`` for ``--seen exact``; ``fetched``: URL (StringBinding) ->
-CrawlUrl record (binding ``crawl_url``); ``robots``; a cluster worker's ``outbox`` and ``forwarded``),
-``crawl.log``, ``crawl.json`` (the settings a resumed crawl must keep, and the seeds added while it ran), ``visited.bloom`` or
+CrawlUrl record (binding ``crawl_url``); ``robots``; ``crawl_log_mark``: crawl.log's length at the
+last commit, which every open checks the state against (:mod:`.state_check`); a cluster worker's
+``outbox`` and ``forwarded``), ``crawl.log``, ``crawl.log.committed`` (that length again, outside
+JE), ``crawl.json`` (the settings a resumed crawl must keep, and the seeds added while it ran), ``visited.bloom`` or
 ``drum/`` (DRUM's bucket files; its repository is ``drum.blocks`` and ``drum.meta`` of the
 environment, and ``visited_marks`` logs the Bloom file's marks until they are made) for the
 other Visited tables, each bound to the environment's transactions (docs/frontier.md).
@@ -268,7 +270,7 @@ class Crawler:
         self.summary.repairs = self.outputs.repairs
         try:
             self.replays = check_state(state, self.log_mark, state / CRAWL_LOG, config.warc, repair=config.repair,
-                                       is_transient=is_transient)
+                                       is_transient=is_transient, seen=config.seen)
             self.gateway = None if config.serve is None else self._serve(config.serve)
         except BaseException:
             self.outputs.close()
@@ -307,6 +309,8 @@ class Crawler:
             self.summary.cache_hits, self.summary.cache_misses = self.url_cache.hits, self.url_cache.misses
         if self.replays is not None:
             self.summary.repairs.append(self.replays.line())
+            if self.replays.fetches and self._failure is None and self.summary.pending == 0:  # never handed out
+                self.log_mark.settle((Path(self.config.state) / CRAWL_LOG).stat().st_size)
         if self.stats_log is not None:
             with contextlib.suppress(Exception):  # the last line; a failed crawl's stores may not answer
                 self.stats_log.write(self)

@@ -3,8 +3,9 @@
 Two checks, at two moments of the open:
 
 **Before anything is written** (:func:`require_crawl_folder`): ``--state`` must be absent, an
-empty folder, or a crawl state (a folder holding ``crawl.json``, what every crawl and import
-writes before its JE files). Anything else, a JE environment of another program included, is
+empty folder (but for pycrawler's own markers, :data:`OWN_MARKERS`), or a crawl state (a folder
+holding ``crawl.json``, what every crawl and import writes before its JE files; a cluster
+worker's ``cluster.json`` may come first). Anything else, a JE environment of another program included, is
 refused before a byte goes into it.
 
 **Once JE and the outputs are open** (:func:`check_state`): the state's commits against
@@ -17,7 +18,10 @@ file's and ``S`` crawl.log's length (its torn tail cut):
 - ``C <= M <= S``: whole. ``M > C`` is a kill between the commit and the file's write, ``S > M``
   the lines of the flush a kill cut short (those URLs are pending: fetched again, as ever).
 - ``M < C``: the JE files lost commits they had acknowledged (a ``.jdb`` cut or damaged: JE's
-  recovery keeps the log up to the damage and drops the rest, silently). The fetches crawl.log
+  recovery keeps the log up to the damage and drops the rest, silently). A state whose seen
+  table keeps files outside JE (``--seen bloom`` or ``drum``) is refused: those files hold what
+  the lost commits added, so URLs found in them would be called seen and never fetched. In a
+  state of the ``exact`` table (the default) the fetches crawl.log
   holds past ``M`` are replayed (:class:`Replays`): when the frontier hands one of those URLs
   out, its response is read back from the WARC files instead of fetched, and goes through the
   page workers, the record and the flush as a fetch does (no output line is written again), so
@@ -50,6 +54,12 @@ MARK_DB = "crawl_log_mark"
 MARK_KEY = b"crawl.log"
 COMMITTED_FILE = "crawl.log.committed"
 _MARK_WIDTH = 20
+OWN_MARKERS = ".pycrawler-"
+"""Files pycrawler's own tools put in a folder they made for a crawl (the demo's ``.pycrawler-demo``)."""
+WORKER_FILE = "cluster.json"
+"""A cluster worker's id (``pycrawler.cli.cluster``), written into its state before the crawl starts."""
+STARTING_FILES = {SETTINGS_FILE + PARTIAL_SUFFIX, WORKER_FILE, WORKER_FILE + PARTIAL_SUFFIX}
+"""What a crawl's start-up writes before ``crawl.json`` (a kill may leave them alone in a new folder)."""
 
 
 def require_crawl_folder(state: Path) -> None:
@@ -59,8 +69,8 @@ def require_crawl_folder(state: Path) -> None:
         return
     if not state.is_dir():
         raise BadInput(f"--state {state} is a file, not a folder: give a new folder or a crawl's --state")
-    entries = {path.name for path in state.iterdir()}
-    if SETTINGS_FILE in entries or entries <= {SETTINGS_FILE + PARTIAL_SUFFIX}:  # a kill as crawl.json was written
+    entries = {path.name for path in state.iterdir() if not path.name.startswith(OWN_MARKERS)}
+    if SETTINGS_FILE in entries or entries <= STARTING_FILES:
         return
     what = "a JE environment" if any(name.endswith(".jdb") for name in entries) else f"{len(entries):,} other files"
     raise BadInput(f"--state {state} holds {what} but no {SETTINGS_FILE}: it is not a crawl state; "
@@ -76,6 +86,7 @@ class LogMark:
         self.db = env.open_database(MARK_DB, create=True)
         self.path = state / COMMITTED_FILE
         self._fd: int | None = None
+        self.floor: tuple[int, int] | None = None  # (JE's, the file's) kept while fetches wait to be replayed
 
     def held(self) -> int | None:
         """The length JE holds, None when it holds none."""
@@ -83,11 +94,24 @@ class LogMark:
         return None if value is None else int.from_bytes(value, "big")
 
     def put(self, length: int, txn) -> None:
-        self.db.put(MARK_KEY, length.to_bytes(8, "big"), txn=txn)
+        """``length`` into JE in ``txn``; while fetches wait to be replayed, the mark stays where
+        the lost ones begin, so a run stopped before it replayed them all leaves them to the next."""
+        self.db.put(MARK_KEY, (length if self.floor is None else self.floor[0]).to_bytes(8, "big"), txn=txn)
 
     def acknowledged(self, length: int) -> None:
         """``length`` into ``crawl.log.committed``, in place (one write of a fixed width: a kill
         cannot leave half of it), reaching the disk as JE's commits do: with the OS."""
+        self._write(length if self.floor is None else self.floor[1])
+
+    def settle(self, length: int) -> None:
+        """Both marks to ``length`` (the fetches left to replay will never be handed out: the
+        crawl ran to its end without them)."""
+        self.floor = None
+        with self.db.env.begin() as txn:
+            self.put(length, txn)
+        self._write(length)
+
+    def _write(self, length: int) -> None:
         if self._fd is None:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o666)
         os.pwrite(self._fd, f"{length:0{_MARK_WIDTH}d}\n".encode(), 0)
@@ -122,8 +146,8 @@ class Replays:
     URLs out (:meth:`take`); ``lost``: how many the state lost, ``unheld``: of those, the pages
     no WARC file holds (fetched again, under ``--repair``)."""
 
-    def __init__(self, fetches: dict[str, LoggedFetch], lost: int, unheld: int):
-        self.fetches, self.lost, self.unheld = fetches, lost, unheld
+    def __init__(self, fetches: dict[str, LoggedFetch], lost: int, unheld: int, mark: LogMark):
+        self.fetches, self.lost, self.unheld, self.mark = fetches, lost, unheld, mark
         self.replayed = 0
 
     def take(self, url: str) -> FetchResult | None:
@@ -133,6 +157,8 @@ class Replays:
         if logged is None:
             return None
         self.replayed += 1
+        if not self.fetches:  # the commits from now on cover every replay
+            self.mark.floor = None
         if logged.warc is None:  # no response: a failure or a refusal, replayed by its status
             return FetchResult(url=url, status=logged.status)
         return _read_response(*logged.warc)
@@ -161,11 +187,12 @@ def _read_response(path: Path, offset: int) -> FetchResult:
 
 
 def check_state(state: Path, mark: LogMark, log_path: Path, warc_dir: Path | None, *, repair: bool,
-                is_transient: Callable[[int], bool]) -> Replays | None:
+                is_transient: Callable[[int], bool], seen: str = "exact") -> Replays | None:
     """Check the state against crawl.log (see the module docstring): the fetches to replay,
     None for a whole state; raises
     :class:`BadInput` for what cannot be repaired. ``is_transient``: the statuses the crawl
-    retries (a URL whose last line has one is pending, not replayed)."""
+    retries (a URL whose last line has one is pending, not replayed); ``seen``: the state's
+    seen table (only ``exact`` lives in JE alone, so only its states are repaired)."""
     held, recorded = mark.held(), mark.recorded()
     if held is None and recorded is None:
         return None
@@ -178,8 +205,13 @@ def check_state(state: Path, mark: LogMark, log_path: Path, warc_dir: Path | Non
                        f"{committed:,}: it lost lines; restore it, or crawl into a fresh --state")
     if recorded is None or (held or 0) >= recorded:
         return None
-    fetches = _logged_fetches(log_path, held or 0, is_transient)
+    fetches = logged_fetches(log_path, held or 0, is_transient)
     lost = len(fetches)
+    if seen != "exact":
+        raise BadInput(f"{state}: its JE files lost commits, crawl.log holds {lost:,} fetches past the last one they "
+                       f"keep, and its --seen {seen} table keeps files outside JE that those commits had changed "
+                       "(it would call URLs seen that the state never queued): it cannot be repaired; crawl into a "
+                       "fresh --state")
     wanted = {url for url, logged in fetches.items() if logged.status > 0}
     if wanted and warc_dir is not None and warc_dir.is_dir():
         for url, place in _responses(warc_dir, wanted).items():
@@ -192,10 +224,11 @@ def check_state(state: Path, mark: LogMark, log_path: Path, warc_dir: Path | Non
                        "again, or crawl into a fresh --state")
     for url in unheld:
         del fetches[url]
-    return Replays(fetches, lost, len(unheld))
+    mark.floor = (held or 0, recorded) if fetches else None
+    return Replays(fetches, lost, len(unheld), mark)
 
 
-def _logged_fetches(log_path: Path, start: int, is_transient: Callable[[int], bool]) -> dict[str, LoggedFetch]:
+def logged_fetches(log_path: Path, start: int, is_transient: Callable[[int], bool]) -> dict[str, LoggedFetch]:
     """Each URL's last final outcome in crawl.log from byte ``start``: a transient failure is
     left out (the frontier retries it)."""
     fetches: dict[str, LoggedFetch] = {}
@@ -203,8 +236,8 @@ def _logged_fetches(log_path: Path, start: int, is_transient: Callable[[int], bo
         log.seek(start)
         for line in log:
             fields = line.split()
-            if len(fields) < 4:
-                continue
+            if len(fields) < 4 or not fields[1].lstrip(b"-").isdigit():
+                continue  # not a crawl.log entry
             url, status = fields[3].decode("utf-8", "surrogateescape"), int(fields[1])
             if is_transient(status):
                 fetches.pop(url, None)

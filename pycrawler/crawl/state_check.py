@@ -5,8 +5,8 @@ Two checks, at two moments of the open:
 **Before anything is written** (:func:`require_crawl_folder`): ``--state`` must be absent, an
 empty folder (but for pycrawler's own markers, :data:`OWN_MARKERS`), or a crawl state (a folder
 holding ``crawl.json``, what every crawl and import writes before its JE files; a cluster
-worker's ``cluster.json`` may come first). Anything else, a JE environment of another program included, is
-refused before a byte goes into it.
+worker's ``cluster.json`` may come first). Anything else, a JE environment of another program
+included, is refused before a byte goes into it.
 
 **Once JE and the outputs are open** (:func:`check_state`): the state's commits against
 crawl.log. Each flush commits its completions together with the length crawl.log had when
@@ -21,8 +21,7 @@ file's and ``S`` crawl.log's length (its torn tail cut):
   recovery keeps the log up to the damage and drops the rest, silently). A state whose seen
   table keeps files outside JE (``--seen bloom`` or ``drum``) is refused: those files hold what
   the lost commits added, so URLs found in them would be called seen and never fetched. In a
-  state of the ``exact`` table (the default) the fetches crawl.log
-  holds past ``M`` are replayed (:class:`Replays`): when the frontier hands one of those URLs
+  state of the ``exact`` table (the default) the fetches crawl.log holds past ``M`` are replayed (:class:`Replays`): when the frontier hands one of those URLs
   out, its response is read back from the WARC files instead of fetched, and goes through the
   page workers, the record and the flush as a fetch does (no output line is written again), so
   its links are found again and no page is fetched twice. A fetch no WARC file holds (no
@@ -117,10 +116,13 @@ class LogMark:
         os.pwrite(self._fd, f"{length:0{_MARK_WIDTH}d}\n".encode(), 0)
 
     def recorded(self) -> int | None:
-        """The length ``crawl.log.committed`` holds, None when there is no such file."""
+        """The length ``crawl.log.committed`` holds, None when there is no such file (or an empty
+        one: a kill between its creation and its first write)."""
         try:
             text = self.path.read_text()
         except FileNotFoundError:
+            return None
+        if not text:
             return None
         try:
             return int(text)
@@ -171,15 +173,18 @@ class Replays:
 
 
 def _read_response(path: Path, offset: int) -> FetchResult:
+    """The response record at ``offset`` of ``path`` as the fetcher gave it: the payload as
+    received, the body decoded, the redirect's target."""
     from warcio.archiveiterator import ArchiveIterator
 
     with open(path, "rb") as stream:
         stream.seek(offset)
         record = next(iter(ArchiveIterator(stream)))
         http = record.http_headers
-        result = FetchResult(url=record.rec_headers.get_header("WARC-Target-URI"), status=int(http.get_statuscode()),
-                             reason=http.statusline.partition(" ")[2], headers=list(http.headers), payload=record.raw_stream.read(),
-                             ip=record.rec_headers.get_header("WARC-IP-Address"))
+        warc = record.rec_headers
+        result = FetchResult(url=warc.get_header("WARC-Target-URI"), status=int(http.get_statuscode()),
+                             reason=http.statusline.partition(" ")[2], headers=list(http.headers),
+                             payload=record.raw_stream.read(), ip=warc.get_header("WARC-IP-Address"))
     result.body = decode_payload(result, DEFAULT_MAX_BODY)
     if 300 <= result.status < 400 and (location := result.header("Location")):
         result.redirect = absolute_url(result.url, location)
@@ -189,8 +194,9 @@ def _read_response(path: Path, offset: int) -> FetchResult:
 def check_state(state: Path, mark: LogMark, log_path: Path, warc_dir: Path | None, *, repair: bool,
                 is_transient: Callable[[int], bool], seen: str = "exact") -> Replays | None:
     """Check the state against crawl.log (see the module docstring): the fetches to replay,
-    None for a whole state; raises
-    :class:`BadInput` for what cannot be repaired. ``is_transient``: the statuses the crawl
+    None for a whole state; raises :class:`BadInput` for what cannot be repaired. ``mark``: the
+    state's :class:`LogMark`; ``warc_dir``: the crawl's WARC folder; ``repair``: fetch again what
+    no WARC file holds, rather than refuse; ``is_transient``: the statuses the crawl
     retries (a URL whose last line has one is pending, not replayed); ``seen``: the state's
     seen table (only ``exact`` lives in JE alone, so only its states are repaired)."""
     held, recorded = mark.held(), mark.recorded()
@@ -219,9 +225,8 @@ def check_state(state: Path, mark: LogMark, log_path: Path, warc_dir: Path | Non
     unheld = [url for url in wanted if fetches[url].warc is None]
     if unheld and not repair:
         raise BadInput(f"{state}: its JE files lost commits, crawl.log holds {lost:,} fetches past the last one they "
-                       f"keep, and no WARC "
-                       f"file holds {len(unheld):,} of their pages: run again with --repair to fetch those "
-                       "again, or crawl into a fresh --state")
+                       f"keep, and no WARC file holds {len(unheld):,} of their pages: run again with --repair to "
+                       "fetch those again, or crawl into a fresh --state")
     for url in unheld:
         del fetches[url]
     mark.floor = (held or 0, recorded) if fetches else None

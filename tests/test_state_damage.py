@@ -185,6 +185,16 @@ def test_a_crawl_log_that_lost_lines_the_state_committed_is_refused(site, copy_o
     assert not second
 
 
+def test_a_state_whose_crawl_log_is_gone_is_refused(site, copy_of_first_run):
+    folder, _ = copy_of_first_run
+    (folder / "state" / "crawl.log").unlink()
+    done, second = resume(site, folder)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert "crawl.log is gone" in line and "fresh --state" in line
+    assert not second and not (folder / "state" / "crawl.log").exists()
+
+
 def test_a_je_environment_that_is_not_a_crawl_state_is_refused_with_nothing_written(site, tmp_path):
     import pycrawler.store
 

@@ -255,6 +255,7 @@ class Crawler:
             self.fetched = self.env.open_database(FETCHED, create=True)
             self.robots_db = self.env.open_database(ROBOTS, create=True)
             self.log_mark = LogMark(self.env, state)
+            self.log_mark.require_log(state / CRAWL_LOG)  # before the outputs create it
             outbox = Outbox(self.env) if self.exchange is not None else None
             forwarded = Forwarded(self.env) if self.exchange is not None else None
         except BaseException:

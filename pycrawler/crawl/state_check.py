@@ -129,6 +129,13 @@ class LogMark:
         except ValueError:
             raise BadInput(f"{self.path} is damaged ({text[:40]!r}): it holds crawl.log's committed length") from None
 
+    def require_log(self, log_path: Path) -> None:
+        """Refuse a state that has committed fetches but lost its crawl.log (checked before the
+        outputs open, which would create an empty one)."""
+        if not log_path.is_file() and (self.held() is not None or self.recorded() is not None):
+            raise BadInput(f"{log_path.parent}'s crawl.log is gone, so what the state counts as fetched cannot be "
+                           "checked: restore it, or crawl into a fresh --state")
+
     def close(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
@@ -202,9 +209,6 @@ def check_state(state: Path, mark: LogMark, log_path: Path, warc_dir: Path | Non
     held, recorded = mark.held(), mark.recorded()
     if held is None and recorded is None:
         return None
-    if not log_path.is_file():
-        raise BadInput(f"{state}'s crawl.log is gone, so what the state counts as fetched cannot be checked: "
-                       "restore it, or crawl into a fresh --state")
     size, committed = log_path.stat().st_size, max(held or 0, recorded or 0)
     if size < committed:
         raise BadInput(f"{state}'s crawl.log ends at byte {size:,} but the state committed fetches up to byte "

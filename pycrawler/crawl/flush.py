@@ -101,7 +101,10 @@ class Committer:
                 self.outbox.update(unsent, txn)
                 self.forwarded.mark(forwarded, txn)
             self.frontier.completed_many(completions, txn=txn)
-        failpoints.hit("flush.outbox_committed" if cluster else "flush.completions_committed")
+        if cluster:
+            failpoints.hit("flush.outbox_committed")
+        else:
+            failpoints.hit("flush.completions_committed")
         self.log_mark.acknowledged(logged)
         if exchange is not None:
             done = [f.url for f in fetches if f.outcome.kind != RETRY]  # a retried URL is fetched again

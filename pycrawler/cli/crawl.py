@@ -109,6 +109,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fsync", action="store_true",
                    help="fsync crawl.log, WARC and trace before each commit, so they hold every fetch the state "
                         "counts after a power loss too (a kill -9 never loses one either way)")
+    p.add_argument("--repair", action="store_true",
+                   help="continue a state whose JE files lost commits (a cut or damaged .jdb) although no WARC "
+                        "file holds some of the pages crawl.log says it fetched: those are fetched again")
     p.add_argument("--min-free", type=int, default=CrawlConfig.min_free_mb, metavar="MB",
                    help="stop (resumably) when a filesystem the crawl writes to has less than MB free "
                         "(default %(default)s; 0: never)")
@@ -155,8 +158,8 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
         concurrency=args.concurrency, politeness=parse_delay(delay), seen=args.seen, url_cache=args.url_cache,
         bloom_capacity=args.bloom_capacity, je_cache_mb=args.je_cache_mb, queue_policy=args.queue_policy,
         canon=args.canon, seen_key=args.seen_key, warc=args.warc, trace=args.trace,
-        fsync=args.fsync, min_free_mb=args.min_free, queue_budget=args.queue_budget, robots=args.robots,
-        sitemaps=not args.no_sitemaps,
+        fsync=args.fsync, repair=args.repair, min_free_mb=args.min_free, queue_budget=args.queue_budget,
+        robots=args.robots, sitemaps=not args.no_sitemaps,
         contact_url=contact_for(args.seeds, args.contact), parse_workers=args.parse_workers, progress=args.progress,
         serve=args.serve_port if args.serve else None, stats=args.stats)
 

@@ -26,6 +26,7 @@ The file is appended to, so a resumed crawl continues its log.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Iterable
@@ -114,6 +115,10 @@ class CrawlLog:
     def flush(self) -> None:
         """Every line written so far reaches the operating system (the disk, with ``fsync``)."""
         sync_file(self._file, self.fsync)
+
+    def size(self) -> int:
+        """The file's length in bytes, lines flushed so far (:meth:`flush`)."""
+        return os.fstat(self._file.fileno()).st_size
 
     def close(self) -> None:
         self._file.close()

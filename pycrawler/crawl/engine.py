@@ -46,8 +46,10 @@ I/O error) or a failed JE commit stops it at once, commits nothing more, and is 
 
 State folder: one JE environment (the frontier's ``pending``, ``queues``, ``retries``,
 ``frontier_meta``; ``visited`` for ``--seen exact``; ``fetched``: URL (StringBinding) ->
-CrawlUrl record (binding ``crawl_url``); ``robots``; a cluster worker's ``outbox`` and ``forwarded``),
-``crawl.log``, ``crawl.json`` (the settings a resumed crawl must keep, and the seeds added while it ran), ``visited.bloom`` or
+CrawlUrl record (binding ``crawl_url``); ``robots``; ``crawl_log_mark``: crawl.log's length at the
+last commit, which every open checks the state against (:mod:`.state_check`); a cluster worker's
+``outbox`` and ``forwarded``), ``crawl.log``, ``crawl.log.committed`` (that length again, outside
+JE), ``crawl.json`` (the settings a resumed crawl must keep, and the seeds added while it ran), ``visited.bloom`` or
 ``drum/`` (DRUM's bucket files; its repository is ``drum.blocks`` and ``drum.meta`` of the
 environment, and ``visited_marks`` logs the Bloom file's marks until they are made) for the
 other Visited tables, each bound to the environment's transactions (docs/frontier.md).
@@ -107,6 +109,7 @@ from .pages import LinkPolicy, PagePool, PageResult
 from .progress import Progress
 from .scope import Scope, check_seeds, server
 from .settings import KEPT_SETTINGS, SETTING_DEFAULTS, SETTINGS_FILE, CrawlConfig, CrawlSummary
+from .state_check import LogMark, check_state, require_crawl_folder
 from .stats_log import StatsLog
 from .stop_signals import CLOSING, Interrupted, StopSignals
 
@@ -132,6 +135,14 @@ def is_transient(status: int) -> bool:
     return status in TRANSIENT_STATUSES
 
 
+def fetch_outcome(result: FetchResult, crawl_delay: float | None = None, requested: bool = True) -> Outcome:
+    """What the URL's queue turns around on after ``result`` (``requested``: see :class:`Outcome`)."""
+    status, seconds = result.status, result.duration_ms / 1000
+    kind = Outcome.retry if is_transient(status) else Outcome.success if status > 0 else Outcome.failure
+    retry_after = result.retry_after() if kind is Outcome.retry else None
+    return kind(seconds, crawl_delay=crawl_delay, status_code=status, retry_after=retry_after, requested=requested)
+
+
 @dataclasses.dataclass(slots=True)
 class Fetch:
     """A fetch that is over, before its page is worked on: the server's answer, the outcome its
@@ -141,6 +152,7 @@ class Fetch:
     outcome: Outcome
     hop_path: str
     via: str
+    replayed: bool = False  # read back from the WARC files (:mod:`.state_check`), not fetched
 
 
 class Crawler:
@@ -174,6 +186,7 @@ class Crawler:
         self.paused = False  # the console's pause: no new fetch starts
         self.in_flight = InFlight(config.concurrency, config.max_pages, config.flush_pages)
         self.committer: Committer | None = None  # built once the stores are open
+        self.replays = None  # the fetches a damaged state lost (:mod:`.state_check`)
         self.cluster: ClusterSide | None = None  # a cluster worker's
         self._repeats = 0  # links the page workers dropped as passed on before (dupes avoided)
         self._sitemap_hosts: set[str] = set()  # hosts whose robots.txt sitemaps this run scheduled
@@ -221,9 +234,8 @@ class Crawler:
         the stats log is closed by ``stack``, whichever way the run ends."""
         config = self.config
         state = Path(config.state)
+        require_crawl_folder(state)  # before anything is written into it
         state.mkdir(parents=True, exist_ok=True)
-        if not state.is_dir():
-            raise BadInput(f"{state} is not a directory")
         self._check_settings(state)
         config = self.config  # the kept settings resolved
         written = [state, *(Path(p) for p in (config.warc, config.trace and Path(config.trace).parent) if p)]
@@ -254,6 +266,8 @@ class Crawler:
                                               prefetch=16)
             self.fetched = self.env.open_database(FETCHED, create=True)
             self.robots_db = self.env.open_database(ROBOTS, create=True)
+            self.log_mark = LogMark(self.env, state)
+            self.log_mark.require_log(state / CRAWL_LOG)  # before the outputs create it
             outbox = Outbox(self.env) if self.exchange is not None else None
             forwarded = Forwarded(self.env) if self.exchange is not None else None
         except BaseException:
@@ -268,6 +282,8 @@ class Crawler:
             raise
         self.summary.repairs = self.outputs.repairs
         try:
+            self.replays = check_state(state, self.log_mark, state / CRAWL_LOG, config.warc, repair=config.repair,
+                                       is_transient=is_transient, seen=config.seen)
             self.gateway = None if config.serve is None else self._serve(config.serve)
         except BaseException:
             self.outputs.close()
@@ -275,7 +291,7 @@ class Crawler:
             raise
         self.schedule = LinkScheduler(self.frontier, self.stats_log)
         self.committer = Committer(self.env, self.frontier, self.fetched, self.outputs, self.schedule,
-                                   str(config.state), self.stats_log, self.exchange, outbox, forwarded)
+                                   str(config.state), self.log_mark, self.stats_log, self.exchange, outbox, forwarded)
         if self.exchange is not None:
             self.cluster = ClusterSide(self.exchange, self.frontier, self.in_flight, self.schedule, self.committer,
                                        outbox, forwarded, pages_fetched=self._pages_fetched)
@@ -308,6 +324,10 @@ class Crawler:
             self.summary.records = self.fetched.count()
         if self.url_cache is not None:
             self.summary.cache_hits, self.summary.cache_misses = self.url_cache.hits, self.url_cache.misses
+        if self.replays is not None:
+            self.summary.repairs.append(self.replays.line())
+            if self.replays.fetches and self._failure is None and self.summary.pending == 0:  # never handed out
+                self.log_mark.settle((Path(self.config.state) / CRAWL_LOG).stat().st_size)
         if self.stats_log is not None:
             with contextlib.suppress(Exception):  # the last line; a failed crawl's stores may not answer
                 self.stats_log.write(self)
@@ -320,6 +340,7 @@ class Crawler:
         self.frontier.close()
         failpoints.hit("crawl.close.frontier_closed")
         self.visited.close()
+        self.log_mark.close()
         self.env.close()
 
     # -- running ----------------------------------------------------------------------------------
@@ -569,7 +590,9 @@ class Crawler:
         released = False
         try:
             try:
-                fetch = await self._fetch(record, worker)
+                replay = self.replays.take(record.ori_url) if self.replays is not None else None
+                fetch = (Fetch(replay, fetch_outcome(replay, requested=False), *discovery(record), replayed=True)
+                         if replay is not None else await self._fetch(record, worker))
                 if isinstance(fetch, Finished):  # refused without a fetch (robots.txt)
                     finished = fetch
                 else:
@@ -660,14 +683,7 @@ class Crawler:
             return Finished.retry(record, hop_path, verdict)  # the host is disallowed for now: the URL waits
 
         result = await self.fetcher.fetch(url)
-        status, seconds, delay = result.status, result.duration_ms / 1000, self.robots.crawl_delay(url)
-        if is_transient(status):
-            outcome = Outcome.retry(seconds, crawl_delay=delay, status_code=status, retry_after=result.retry_after())
-        elif status > 0:
-            outcome = Outcome.success(seconds, crawl_delay=delay, status_code=status)
-        else:
-            outcome = Outcome.failure(seconds, crawl_delay=delay, status_code=status)
-        return Fetch(result, outcome, hop_path, via)
+        return Fetch(result, fetch_outcome(result, self.robots.crawl_delay(url)), hop_path, via)
 
     async def _read_sitemap(self, body: bytes, url: str, layer: int, hop_path: str, via: str | None) -> PageResult:
         """The links of a sitemap: a URL named as one (hop ``M``: by robots.txt or an index), or
@@ -693,14 +709,15 @@ class Crawler:
         outputs' lines and records."""
         url, layer, result = record.ori_url, record.layer, fetch.result
         status, hop_path, via, summary = result.status, fetch.hop_path, fetch.via, self.summary
-        summary.statuses[status] += 1
-        self.progress.fetched(status, len(result.payload))
-        self.progress.tick()
-        if status > 0:
-            summary.fetched += 1
-            summary.bytes += len(result.payload)
-        else:
-            summary.failed += 1
+        if not fetch.replayed:  # a replay was counted by the run that fetched it
+            summary.statuses[status] += 1
+            self.progress.fetched(status, len(result.payload))
+            self.progress.tick()
+            if status > 0:
+                summary.fetched += 1
+                summary.bytes += len(result.payload)
+            else:
+                summary.failed += 1
         result.record_on(record)
         headers = result.header_map
         media = mime_type(headers)
@@ -732,6 +749,7 @@ class Crawler:
         finished = Finished.fetched(record, hop_path, links, fetch.outcome)  # the record encoded before the outputs see the fetch
         parsed = page.outlinks if page is not None else None  # a list only when WARC or trace asks
         outlinks = [Outlink(u, Hop(h), c) for u, h, c in parsed] if parsed is not None else None
-        self.outputs.fetched(result, hop_path=hop_path, via=via, worker=worker, outlinks=outlinks)
+        if not fetch.replayed:  # its crawl.log line and WARC records are there already
+            self.outputs.fetched(result, hop_path=hop_path, via=via, worker=worker, outlinks=outlinks)
         return finished
 

@@ -18,6 +18,7 @@ from .forwarded import Forwarded
 from .inflight import Finished
 from .outbox import Outbox
 from .outputs import CrawlOutputs
+from .state_check import LogMark
 from .stats_log import StatsLog
 
 
@@ -37,9 +38,11 @@ class Committer:
        them to Redis after (``flush.links_sent``);
     3. the URLs' records are written to the ``fetched`` database, one per URL
        (``flush.fetched_written``);
-    4. their completions are committed in the frontier (``flush.completions_committed``); a
-       cluster worker commits with them, in one transaction, the links Redis did not take (its
-       :mod:`.outbox`) and the URLs it forwarded (:mod:`.forwarded`) (``flush.outbox_committed``);
+    4. their completions are committed in the frontier, in one transaction with crawl.log's
+       length at step 1 (:class:`~.state_check.LogMark`, which a later open checks the state
+       against), then that length is written beside crawl.log (``flush.completions_committed``);
+       a cluster worker commits with them the links Redis did not take (its :mod:`.outbox`) and
+       the URLs it forwarded (:mod:`.forwarded`) (``flush.outbox_committed``);
     5. a cluster worker names its committed fetches to the cluster, whose later owners of
        their hosts skip them (``flush.fetched_announced``).
 
@@ -54,10 +57,10 @@ class Committer:
     ``exchange``, ``outbox`` and ``forwarded`` are a cluster worker's (None for a crawl on its own)."""
 
     def __init__(self, env: Environment, frontier: WorkQueueFrontier, fetched: Database, outputs: CrawlOutputs,
-                 schedule: LinkScheduler, state: str, stats_log: StatsLog | None = None, exchange: LinkExchange | None = None, outbox: Outbox | None = None,
+                 schedule: LinkScheduler, state: str, log_mark: LogMark, stats_log: StatsLog | None = None, exchange: LinkExchange | None = None, outbox: Outbox | None = None,
                  forwarded: Forwarded | None = None):
         self.env, self.frontier, self.fetched, self.outputs, self.schedule = env, frontier, fetched, outputs, schedule
-        self.state, self.stats_log = state, stats_log
+        self.state, self.log_mark, self.stats_log = state, log_mark, stats_log
         self.exchange, self.outbox, self.forwarded = exchange, outbox, forwarded
 
     def commit(self, finished: list[Finished]) -> None:
@@ -72,7 +75,7 @@ class Committer:
                 self.stats_log.flushed(time.perf_counter() - started)
 
     def _commit(self, finished: list[Finished]) -> None:
-        self.outputs.flush()
+        logged = self.outputs.flush()
         failpoints.hit("flush.outputs_written")
         # Plain tuples in Link's field order: a lone crawl's hot path builds no named tuples.
         links = [(link, item.layer if hop in SAME_LAYER_HOPS else item.layer + 1, item.hop_path + hop, item.url)
@@ -90,15 +93,18 @@ class Committer:
         failpoints.hit("flush.fetched_written")
         completions = ((f.url, f.outcome) for f in finished)
         forwarded = [f.url for f in finished if f.forwarded]
-        if unsent is None and not self.outbox and not forwarded:
-            self.frontier.completed_many(completions)
-            failpoints.hit("flush.completions_committed")
-        else:
-            with self.env.begin() as txn:  # what Redis did not take, and what was handed over, are durable with the pages
+        cluster = unsent is not None or self.outbox or forwarded
+        with self.env.begin() as txn:
+            self.log_mark.put(logged, txn)
+            if cluster:  # what Redis did not take, and what was handed over, are durable with the pages
                 self.outbox.update(unsent, txn)
                 self.forwarded.mark(forwarded, txn)
-                self.frontier.completed_many(completions, txn=txn)
+            self.frontier.completed_many(completions, txn=txn)
+        if cluster:
             failpoints.hit("flush.outbox_committed")
+        else:
+            failpoints.hit("flush.completions_committed")
+        self.log_mark.acknowledged(logged)
         if exchange is not None:
             done = [f.url for f in fetches if f.outcome.kind != RETRY]  # a retried URL is fetched again
             if done:

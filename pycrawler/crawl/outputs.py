@@ -82,14 +82,15 @@ class CrawlOutputs:
             if self.trace is not None and outlinks is not None:
                 self.trace.write(link.url for link in outlinks)
 
-    def flush(self) -> None:
+    def flush(self) -> int:
         """Everything written so far reaches the OS (with ``fsync``, the disk): the engine
-        calls this before it commits completions."""
+        calls this before it commits completions. Returns crawl.log's length."""
         with self._writing():
             self.log.flush()
             failpoints.hit("outputs.log_flushed")
             for output in self._open()[1:]:  # the WARC file and the trace, after crawl.log
                 output.flush()
+            return self.log.size()
 
     def close(self) -> None:
         """Flush and close every output. After a failure, a WARC file stays ``.open`` (it may

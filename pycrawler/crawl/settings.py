@@ -86,6 +86,7 @@ class CrawlConfig:
     warc: Path | None = None
     trace: Path | None = None
     fsync: bool = False                   # outputs reach the disk before each commit (power loss)
+    repair: bool = False                  # a damaged state: fetch again what no WARC file holds
     min_free_mb: int = DEFAULT_MIN_FREE_MB  # stop when a written filesystem has less free (0: never)
     queue_budget: int | None = None       # fetches a work queue may make (None: the state's, else no limit; 0: none)
     robots: str = "rfc9309"                # rfc9309 | heritrix | ignore (pycrawler.fetch.robots.READINGS)

@@ -267,10 +267,10 @@ def _describe(exc: BaseException) -> str:
 def _finish_body(result: FetchResult, chunks: list[bytes], max_body: int) -> None:
     """Set the payload (what came, at most ``max_body`` bytes) and the body (it decoded)."""
     result.payload = b"".join(chunks)[:max_body]
-    result.body = _decode(result, max_body)
+    result.body = decode_payload(result, max_body)
 
 
-def _decode(result: FetchResult, max_body: int) -> bytes:
+def decode_payload(result: FetchResult, max_body: int) -> bytes:
     """The payload with its Content-Encoding undone, at most ``max_body`` bytes.
 
     An encoding this fetcher did not ask for is left as is; a corrupt or cut stream keeps what

@@ -174,7 +174,7 @@ class HandOut:
         key, value = queue.in_process
         queue.in_process = None
         kind = outcome.kind
-        delay = self.politeness.delay(outcome.fetch_seconds, outcome.crawl_delay)
+        delay = self.politeness.delay(outcome.fetch_seconds, outcome.crawl_delay) if outcome.requested else 0.0
         if kind == RETRY:
             attempts = self._attempts.get(key, 0) + 1
             if attempts <= self.politeness.max_retries:

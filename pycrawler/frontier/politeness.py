@@ -26,13 +26,16 @@ class Outcome:
     """How a fetch ended. ``fetch_seconds``: how long it took (drives the delay);
     ``crawl_delay``: the host's robots.txt Crawl-delay in seconds, when known;
     ``status_code``: the protocol's code, for the record; ``retry_after``: for a retry, the wait
-    the server asked for (HTTP ``Retry-After`` on a 429 or 503), when it named one."""
+    the server asked for (HTTP ``Retry-After`` on a 429 or 503), when it named one;
+    ``requested``: False when no request went to the server (a fetch replayed from the WARC
+    files), so the queue does not rest."""
 
     kind: str = SUCCESS
     fetch_seconds: float = 0.0
     crawl_delay: float | None = None
     status_code: int = 0
     retry_after: float | None = None
+    requested: bool = True
 
     def __post_init__(self):
         if self.kind not in (SUCCESS, FAILURE, RETRY):

@@ -138,8 +138,9 @@ def is_transient(status: int) -> bool:
 def fetch_outcome(result: FetchResult, crawl_delay: float | None = None, requested: bool = True) -> Outcome:
     """What the URL's queue turns around on after ``result`` (``requested``: see :class:`Outcome`)."""
     status, seconds = result.status, result.duration_ms / 1000
-    kind = Outcome.retry if is_transient(status) else Outcome.success if status > 0 else Outcome.failure
-    retry_after = result.retry_after() if kind is Outcome.retry else None
+    transient = is_transient(status)
+    kind = Outcome.retry if transient else Outcome.success if status > 0 else Outcome.failure
+    retry_after = result.retry_after() if transient else None
     return kind(seconds, crawl_delay=crawl_delay, status_code=status, retry_after=retry_after, requested=requested)
 
 

@@ -31,14 +31,9 @@ def refuse_running_crawl(state: Path) -> None:
     (asked without taking it)."""
     from ..console.access import live_console_address
     from ..errors import StoreLocked
-    from ..heritrix.writer_lock import WriterProbe
+    from ..heritrix.writer_lock import writer_pid
 
-    probe = WriterProbe(state)
-    try:
-        pid = probe.writer_pid()
-    finally:
-        probe.close()
-    if pid is None:
+    if (pid := writer_pid(state)) is None:
         return
     address = live_console_address(state, pid)
     where = (f"its live console is at {address}" if address else

@@ -168,14 +168,9 @@ def survivors(path: str | Path, *, warcs: str | Path | None = None, checkpoint: 
 
 
 def _refuse_live_heritrix(state: Path) -> None:
-    from .writer_lock import WriterProbe
+    from .writer_lock import writer_pid
 
-    probe = WriterProbe(state)
-    try:
-        pid = probe.writer_pid()
-    finally:
-        probe.close()
-    if pid is not None:
+    if (pid := writer_pid(state)) is not None:
         raise BadInput(f"{state} is in use: process {pid} holds its JE write lock (a running Heritrix?). A rescue "
                        "beside it would crawl what it crawls: stop the crawl first (or read a checkpoint of it with "
                        "pycrawler heritrix export). Its lock is left alone")

@@ -48,3 +48,14 @@ class WriterProbe:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def writer_pid(path: Path) -> int | None:
+    """The process writing the JE environment at ``path`` now, or None: one question, its
+    descriptor closed again. Only for a process that holds no JE of ``path`` open (closing the
+    descriptor would drop that JE's shared lock: :class:`WriterProbe` keeps it open instead)."""
+    probe = WriterProbe(path)
+    try:
+        return probe.writer_pid()
+    finally:
+        probe.close()

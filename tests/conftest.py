@@ -74,6 +74,12 @@ ANY_JE = frozenset({
     # A real crawler4j crawl continued by pycrawler: crawler4j runs on its own JE 5.0.73 and every
     # pycrawler command there runs with no JE named, so on the frontier's 5.0.73 in either leg.
     "test_crawler4j_real",
+    # The web's pathologies and sitemaps: what they hold is how many requests a hostile or helpful
+    # site costs, above the store (test_crawl_traps above is their older sibling).
+    "test_pathologies", "test_sitemaps",
+    # Page workers ending with their crawl, and seeds refused before a state exists: processes and
+    # the command line, whatever JE is loaded.
+    "test_orphans", "test_cli_crawl",
 })
 """Test modules whose outcome does not depend on which JE runs: marked ``any_je``, they run in
 the JE 3.3 leg only (scripts/test)."""

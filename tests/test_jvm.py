@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from java_programs import LEG_JE_VERSION
 
-from pycrawler import java_runtime, jvm
+from pycrawler import jvm
+from pycrawler.jvm import java_runtime
 from pycrawler.errors import SetupError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -181,7 +182,8 @@ FAULT_HANDLERS_AT_EXIT = """
 import faulthandler, sys, threading, time
 faulthandler.enable()
 import jpype
-from pycrawler import jvm, jvm_fault_handlers
+from pycrawler import jvm
+from pycrawler.jvm import jvm_fault_handlers
 if sys.argv[1] == "jpype":
     jvm_fault_handlers.keep = lambda: None
 jvm.start()

@@ -10,7 +10,7 @@ Class path, in order of precedence:
    3 ``lib/`` has ``je-7.5.11.jar``) is the user's JE: it opens every store it reads. pycrawler
    knows it by its name, ``je-VERSION.jar``; JE under any other name is refused once Java
    starts (:func:`check_loaded_je`).
-2. The JE this process runs on (:func:`start`'s ``je``; :mod:`pycrawler.je_releases` chooses
+2. The JE this process runs on (:func:`start`'s ``je``; :mod:`pycrawler.jvm.je_releases` chooses
    it per store, by the store's log version, before the JVM starts). Every other JE jar is left
    out: two JEs cannot share a JVM.
 3. ``pycrawler-bridge.jar`` (the Maven build of ``bridge/``; one jar serves every JE: built
@@ -18,8 +18,8 @@ Class path, in order of precedence:
 4. ``lib/*.jar`` (the bridge's runtime dependencies, JE aside).
 5. The py4j package's own jar, for the gateway (:mod:`pycrawler.store.gateway_server`).
 
-Items 2 to 4 come from :mod:`pycrawler.jar_folder`: a checkout's ``target/``, or the jars an
-installed wheel carries. The JVM itself is the one :mod:`pycrawler.java_runtime` finds.
+Items 2 to 4 come from :mod:`pycrawler.jvm.jar_folder`: a checkout's ``target/``, or the jars an
+installed wheel carries. The JVM itself is the one :mod:`pycrawler.jvm.java_runtime` finds.
 
 JVM options: ``PYCRAWLER_HEAP`` (e.g. ``2g``) sets ``-Xmx``; ``PYCRAWLER_JVM_OPTS`` adds
 any other options (shell-quoted). The collector is the parallel one unless those options
@@ -44,7 +44,7 @@ import tempfile
 from pathlib import Path
 
 from . import java_runtime, je_releases, jvm_fault_handlers
-from .errors import SetupError
+from ..errors import SetupError
 from .jar_folder import BRIDGE_JAR, SETUP_HINT
 from .jar_folder import FOLDER as TARGET
 from .je_releases import JeRelease

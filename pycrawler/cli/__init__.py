@@ -12,7 +12,7 @@ import argparse
 import sys
 import traceback
 
-from .. import progress
+from .. import jvm, progress
 from ..errors import PycrawlerError, as_disk_full
 from ..store import je_choice
 from . import cachesim, cluster, console, crawl, crawler4j, demo, fingerprint, frontier, heritrix, info, serve, store
@@ -38,12 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _java_exception_line(exc: BaseException) -> str | None:
     """One line for a Java exception that escaped the library's own translation."""
-    try:
-        import jpype
-    except ImportError:
-        return None
-    if isinstance(exc, jpype.JException):
-        return f"{exc.getClass().getSimpleName()}: {exc.getMessage()}"
+    if isinstance(exc, jvm.JavaException):
+        java = jvm.throwable(exc)
+        return f"{java.getClass().getSimpleName()}: {java.getMessage()}"
     return None
 
 

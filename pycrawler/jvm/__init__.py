@@ -3,8 +3,9 @@
 The rest of pycrawler names no Java bridge: it calls :func:`start` (idempotent), then takes
 Java classes with :func:`jclass`, makes Java arrays with ``byte_array``, ``int_array``,
 ``long_array`` and ``boolean_array`` (a length or a sequence, copied in one step), turns a
-Java ``byte[]`` into bytes with ``to_bytes``, catches :data:`JavaException`, and attaches a
-thread of its own with ``attach_thread`` / ``detach_thread``. The bridge behind them is the
+Java ``byte[]`` into bytes with ``to_bytes``, catches ``JavaException`` (and calls the
+Java methods of what it caught on ``throwable(exc)``), and attaches a thread of its own with
+``attach_thread`` / ``detach_thread``. The bridge behind them is the
 backend of this runtime (:data:`RUNTIME`): under CPython, JPype (:mod:`.jpype_backend`),
 which starts one JVM per process and can never restart it; under GraalPy, which runs inside
 a JVM already started with pycrawler's class path, its ``java`` module
@@ -74,7 +75,7 @@ BRIDGE_MODULES = frozenset({"jpype", "_jpype"}) if RUNTIME == "jpype" else froze
 while a Java call is under way (:mod:`pycrawler.crawl.stop_signals`)."""
 
 _BACKEND_CALLS = frozenset({"jclass", "byte_array", "int_array", "long_array", "boolean_array", "to_bytes",
-                            "JavaException", "attach_thread", "detach_thread"})
+                            "JavaException", "throwable", "attach_thread", "detach_thread"})
 
 
 def _backend():

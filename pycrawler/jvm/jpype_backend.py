@@ -35,6 +35,11 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def throwable(exc):
+    """The Java ``Throwable`` behind a caught :data:`JavaException`: JPype's exception is it."""
+    return exc
+
+
 def started() -> bool:
     return jpype.isJVMStarted()
 

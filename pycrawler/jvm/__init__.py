@@ -237,7 +237,7 @@ def started() -> bool:
 def loaded_je() -> JeRelease:
     """The JE this process runs on (starting the JVM on the JE of new stores if need be)."""
     start()
-    if _started_on is None:  # started by someone else's code: the jar is unknown, the version is not
+    if _started_on is None:  # started by someone else's code or GraalPy's launcher: the jar is unknown, the version is not
         return JeRelease(je_version(), Path("?"))
     return _started_on
 

@@ -1,12 +1,12 @@
 """The one seam for Java: the one place the JVM starts, and the calls that reach Java types.
 
 The rest of pycrawler names no Java bridge: it calls :func:`start` (idempotent), then takes
-Java classes with :func:`jclass`, makes Java arrays with ``byte_array``, ``int_array``,
+Java classes with ``jclass``, makes Java arrays with ``byte_array``, ``int_array``,
 ``long_array`` and ``boolean_array`` (a length or a sequence, copied in one step), turns a
-Java ``byte[]`` into bytes with ``to_bytes``, catches ``JavaException`` (and calls the
-Java methods of what it caught on ``throwable(exc)``), and attaches a thread of its own with
-``attach_thread`` / ``detach_thread``. The bridge behind them is the
-backend of this runtime (:data:`RUNTIME`): under CPython, JPype (:mod:`.jpype_backend`),
+Java ``byte[]`` into bytes with ``to_bytes``, catches ``JavaException`` (and calls the Java
+methods of what it caught on ``throwable(exc)``), and attaches a thread of its own with
+``attach_thread`` / ``detach_thread``. The bridge behind them is the backend of this
+runtime (:data:`RUNTIME`): under CPython, JPype (:mod:`.jpype_backend`),
 which starts one JVM per process and can never restart it; under GraalPy, which runs inside
 a JVM already started with pycrawler's class path, its ``java`` module
 (:mod:`.graalpy_backend`). Backends are imported on first use, so a command that never

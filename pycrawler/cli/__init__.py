@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # the contract is one line, not a trace
+    except (Exception, jvm.JavaException) as exc:  # one line, not a trace (GraalPy raises Java's as BaseExceptions)
         if args.debug:
             traceback.print_exc()
         if full := as_disk_full(exc):  # a write outside the paths that say so themselves

@@ -1,5 +1,5 @@
 """The wheel's Java half: the build copies the bridge jar and JE 18.3.12, with its licence, into
-``pycrawler/java/`` of the wheel (see pycrawler/jar_folder.py). Everything else is in pyproject.toml.
+``pycrawler/java/`` of the wheel (see pycrawler/jvm/jar_folder.py). Everything else is in pyproject.toml.
 
 The jars come from the checkout's ``target/``, where ``scripts/setup`` builds and resolves them
 (the Maven build of ``bridge/``; JE from Maven Central); they are never copied into the source

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from pycrawler.gc_pause import gc_paused
+from pycrawler.jvm.gc_pause import gc_paused
 
 
 @pytest.fixture(autouse=True)

@@ -24,7 +24,7 @@ from heritrix_stores import crawl, write_h1
 
 from pycrawler import jvm
 from pycrawler.errors import SetupError
-from pycrawler.je_releases import JeRelease, for_new_store, reader_of
+from pycrawler.jvm.je_releases import JeRelease, for_new_store, reader_of
 from pycrawler.store.logfile import log_version
 
 KNOWN = ("3.3.98", "4.0.92", "5.0.73", "18.3.12")

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from java_programs import LEG_JE_VERSION
 
-from pycrawler import java_runtime, jvm
+from pycrawler import jvm
+from pycrawler.jvm import java_runtime
 from pycrawler.errors import SetupError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -181,7 +182,8 @@ FAULT_HANDLERS_AT_EXIT = """
 import faulthandler, sys, threading, time
 faulthandler.enable()
 import jpype
-from pycrawler import jvm, jvm_fault_handlers
+from pycrawler import jvm
+from pycrawler.jvm import jvm_fault_handlers
 if sys.argv[1] == "jpype":
     jvm_fault_handlers.keep = lambda: None
 jvm.start()
@@ -210,3 +212,27 @@ def test_the_jvm_keeps_its_fault_handlers_through_shutdown_whatever_python_resto
     JVM started; without keeping the JVM's handlers it dies of SIGSEGV at shutdown."""
     assert -11 in exit_codes_with_java_running("jpype")
     assert exit_codes_with_java_running("pycrawler") == [0, 0, 0]
+
+
+@pytest.mark.any_je  # the bridge's conversions, whichever JE is on the class path
+def test_the_seams_calls_carry_java_values_both_ways():
+    """The calls the rest of pycrawler reaches Java by: arrays from Python values (every byte
+    value, the extremes of int and long) read back as Java sees them, and a Java exception
+    caught as the seam's JavaException with its Java class and message."""
+    jvm.start()
+    assert jvm.RUNTIME == ("graalpy" if sys.implementation.name == "graalpy" else "jpype")
+    every_byte = bytes(range(256))
+    made = jvm.byte_array(every_byte)
+    assert str(made.getClass().getName()) == "[B" and len(made) == 256 and made[255] == -1
+    assert jvm.to_bytes(made) == every_byte and jvm.to_bytes(jvm.byte_array(b"")) == b""
+    assert len(jvm.byte_array(3)) == 3 and jvm.to_bytes(jvm.byte_array(3)) == bytes(3)
+    arrays = jvm.jclass("java.util.Arrays")
+    assert str(arrays.toString(jvm.int_array([-2**31, 0, 2**31 - 1]))) == "[-2147483648, 0, 2147483647]"
+    assert str(arrays.toString(jvm.long_array([-2**63, 2**63 - 1]))) == "[-9223372036854775808, 9223372036854775807]"
+    assert str(arrays.toString(jvm.boolean_array([True, False]))) == "[true, false]"
+    assert str(arrays.toString(jvm.boolean_array(2))) == "[false, false]"
+    with pytest.raises(jvm.JavaException) as caught:
+        jvm.jclass("java.lang.Integer").parseInt("x")
+    java = jvm.throwable(caught.value)
+    assert str(java.getClass().getName()) == "java.lang.NumberFormatException"
+    assert str(java.getMessage()) == 'For input string: "x"'

@@ -1,6 +1,7 @@
 """No product module imports :mod:`pycrawler.testing` (the sites and servers tests and benchmarks
-crawl), and no two modules of the package import each other (layers point down), read from the
-source's import statements, the lazy ones inside functions included."""
+crawl), no two modules of the package import each other (layers point down), and only the Java
+seam (:mod:`pycrawler.jvm`, the bottom layer) imports a bridge to Java; read from the source's
+import statements, the lazy ones inside functions included."""
 
 import ast
 from collections.abc import Iterator
@@ -89,3 +90,31 @@ def test_the_cycle_reader_sees_lazy_imports_and_tells_a_submodule_from_its_packa
     assert "pycrawler.fetch.status" in robots and "pycrawler.fetch" not in robots   # from . import status
     state = package_imports(PACKAGE / "heritrix" / "state.py", modules)
     assert {"pycrawler.store", "pycrawler.store.packing"} <= state       # from ..store import Environment
+
+
+SEAM = "pycrawler.jvm"
+BRIDGES = {"jpype", "_jpype", "java"}
+"""The Python modules of the bridges to Java: JPype's, and GraalPy's ``java`` module."""
+
+
+def in_seam(name: str) -> bool:
+    return name == SEAM or name.startswith(SEAM + ".")
+
+
+def test_only_the_java_seam_imports_a_bridge_to_java():
+    """Everything else reaches Java through :mod:`pycrawler.jvm`, whichever runtime is under it."""
+    outside = {module_name(path): sorted(name for name in imported_modules(path) if name.split(".")[0] in BRIDGES)
+               for path in PACKAGE.rglob("*.py") if not in_seam(module_name(path))}
+    assert {module: names for module, names in outside.items() if names} == {}
+    inside = set().union(*(imported_modules(path) for path in (PACKAGE / "jvm").glob("*_backend.py")))
+    assert {"jpype", "java"} <= inside
+
+
+def test_the_java_seam_is_the_bottom_layer():
+    """The seam imports nothing of pycrawler but its errors: every layer may use it, it uses none."""
+    modules = {module_name(path) for path in PACKAGE.rglob("*.py")}
+    seam = {module_name(path): path for path in (PACKAGE / "jvm").glob("*.py")}
+    assert {"pycrawler.jvm", "pycrawler.jvm.jpype_backend", "pycrawler.jvm.graalpy_backend"} <= set(seam)
+    upward = {name: sorted(found) for name, path in seam.items()
+              if (found := {m for m in package_imports(path, modules) if not in_seam(m)} - {"pycrawler.errors"})}
+    assert upward == {}

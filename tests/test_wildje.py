@@ -28,7 +28,7 @@ import pytest
 from conftest import SHARED, missing
 from java_programs import LEG_JE
 
-from pycrawler.je_releases import JeRelease
+from pycrawler.jvm.je_releases import JeRelease
 from pycrawler.store.dbdump import DbDumpReader
 from pycrawler.store.logfile import log_version
 

@@ -12,7 +12,7 @@ import argparse
 import sys
 import traceback
 
-from .. import progress
+from .. import jvm, progress
 from ..errors import PycrawlerError, as_disk_full
 from ..store import je_choice
 from . import cachesim, cluster, console, crawl, crawler4j, demo, fingerprint, frontier, heritrix, info, serve, store
@@ -38,12 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _java_exception_line(exc: BaseException) -> str | None:
     """One line for a Java exception that escaped the library's own translation."""
-    try:
-        import jpype
-    except ImportError:
-        return None
-    if isinstance(exc, jpype.JException):
-        return f"{exc.getClass().getSimpleName()}: {exc.getMessage()}"
+    if isinstance(exc, jvm.JavaException):
+        java = jvm.throwable(exc)
+        return f"{java.getClass().getSimpleName()}: {java.getMessage()}"
     return None
 
 
@@ -66,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # the contract is one line, not a trace
+    except (Exception, jvm.JavaException) as exc:  # one line, not a trace (GraalPy raises Java's as BaseExceptions)
         if args.debug:
             traceback.print_exc()
         if full := as_disk_full(exc):  # a write outside the paths that say so themselves

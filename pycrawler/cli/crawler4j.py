@@ -71,7 +71,7 @@ def _spread(counts) -> str:
 
 def run_inspect(args: argparse.Namespace) -> int:
     from ..crawler4j.frontier import DOC_IDS, IN_PROCESS, PENDING
-    from ..je_releases import writer_of
+    from ..jvm.je_releases import writer_of
     from ..crawler4j.records import DEPTH_CAP
 
     PROCESSED = "Processed-Pages"

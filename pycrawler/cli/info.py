@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .. import __version__, jar_folder, jvm
+from .. import __version__, jvm
+from ..jvm import jar_folder
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -42,6 +42,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .. import jvm
 from ..errors import PycrawlerError
 
 if TYPE_CHECKING:  # asyncio itself is not imported before the crawl needs it: this module runs first
@@ -64,8 +65,6 @@ worker thread recovers, and a kill at any point leaves it to be done again); the
 
 HANDLE_AGAIN_AFTER = 0.01
 """Seconds after which a signal that could not be acted on is handled again."""
-
-_UNINTERRUPTIBLE_MODULES = frozenset({"jpype", "_jpype"})
 
 
 class Interrupted(PycrawlerError):
@@ -185,7 +184,7 @@ def _interruptible(frame) -> bool:
 
 
 def _uninterruptible(frame) -> bool:
-    """Whether the main thread, at ``frame``, is inside JPype or an import."""
+    """Whether the main thread, at ``frame``, is inside the Java bridge's own code or an import."""
     while frame is not None:
         if _uninterruptible_here(frame):
             return True
@@ -194,7 +193,7 @@ def _uninterruptible(frame) -> bool:
 
 
 def _uninterruptible_here(frame) -> bool:
-    return (_module(frame).partition(".")[0] in _UNINTERRUPTIBLE_MODULES
+    return (_module(frame).partition(".")[0] in jvm.BRIDGE_MODULES
             or frame.f_code.co_filename.startswith("<frozen importlib"))
 
 

@@ -76,7 +76,7 @@ def state_writer(log_version: int):
     when none is known or the user named a JE without it."""
     from .. import jvm
     from ..errors import SetupError
-    from ..je_releases import reader_of
+    from ..jvm.je_releases import reader_of
 
     user = jvm.user_je()
     reader = reader_of(log_version, "the crawler4j frontier", jvm.TARGET, user)

@@ -14,6 +14,7 @@ import functools
 
 import numpy as np
 
+from .. import jvm
 from ..store.java_errors import je_errors
 from ..store.packing import pack, unpack
 from .queue_records import PENDING, WorkQueue
@@ -36,11 +37,9 @@ class PendingTable:
 
     @functools.cached_property
     def _java(self):
-        """The bridge's ``WorkQueues`` and JPype's array types, for the calls that write and
+        """The bridge's ``WorkQueues`` and the Java array makers, for the calls that write and
         read ahead beside JE (a frontier read through a gateway makes none)."""
-        import jpype
-
-        return jpype.JClass("org.pycrawler.bridge.WorkQueues"), jpype.JArray(jpype.JByte), jpype.JArray(jpype.JInt)
+        return jvm.jclass("org.pycrawler.bridge.WorkQueues"), jvm.byte_array, jvm.int_array
 
     def insert(self, keys: tuple[bytes, np.ndarray], values: tuple[bytes, np.ndarray], caps: list[bytes],
                txn) -> None:

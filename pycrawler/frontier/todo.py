@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
+from .. import jvm
 from ..errors import BadInput
 from ..records.crawl_url import CrawlUrl, decode_packed, encode_many
 from ..store import Environment
@@ -188,9 +189,7 @@ class JeFrontier(TodoFrontier):
         if not self.db.in_process:
             raise BadInput(f"{self.env.path}: taking URLs runs in Java beside JE (TodoQueue.takeFirst), so it "
                            "needs the store in this process, not served")
-        import jpype
-
-        take_first, jbytes = jpype.JClass("org.pycrawler.bridge.TodoQueue").takeFirst, jpype.JArray(jpype.JByte)
+        take_first, jbytes = jvm.jclass("org.pycrawler.bridge.TodoQueue").takeFirst, jvm.byte_array
         records: list[CrawlUrl] = []
 
         def take(request: tuple[bytes | None, int]):

@@ -109,24 +109,22 @@ class KryoDecoder:
     @classmethod
     def load(cls) -> KryoDecoder | None:
         """A decoder when Heritrix's classes are on the JVM's class path, else None."""
-        import jpype
-
         from .. import jvm
 
         jvm.start()
-        java = jpype.JClass("org.pycrawler.bridge.HeritrixKryo").load()
+        java = jvm.jclass("org.pycrawler.bridge.HeritrixKryo").load()
         return None if java is None else cls(java)
 
     def decode_many(self, values: list[bytes]) -> list[dict[str, Any]]:
-        import jpype
-
+        from .. import jvm
         from ..store.packing import pack, unpack
 
         data, offsets = pack(values)
         try:
-            packed = self._java.decode(jpype.JArray(jpype.JByte)(data), jpype.JArray(jpype.JInt)(offsets))
-        except jpype.JException as exc:
-            raise SetupError(f"Heritrix's KryoBinding could not decode a pending value: {exc.getMessage()}") from None
+            packed = self._java.decode(jvm.byte_array(data), jvm.int_array(offsets))
+        except jvm.JavaException as exc:
+            message = jvm.throwable(exc).getMessage()
+            raise SetupError(f"Heritrix's KryoBinding could not decode a pending value: {message}") from None
         return [_kryo_record(line.decode("utf-8")) for line in unpack(packed.data, packed.offsets)]
 
 

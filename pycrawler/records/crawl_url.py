@@ -43,7 +43,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from ..gc_pause import gc_paused
+from ..jvm.gc_pause import gc_paused
 from ..store.bindings import Binding, register_binding
 from ..store.packing import pack
 from ..store.tuple import NULL_STRING, TupleFormatError, java_utf, java_utf_decode

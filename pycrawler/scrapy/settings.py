@@ -143,11 +143,9 @@ def small_jvm() -> None:
     ``pycrawler.jvm.CRAWL_JVM``), unless ``PYCRAWLER_HEAP`` or ``PYCRAWLER_JVM_OPTS`` say
     otherwise. The scheduler's JVM side is the crawl's: short batches. The JVM itself starts
     with the first store opened, on the JE that store needs."""
-    import jpype
-
     from .. import jvm
 
-    if not jpype.isJVMStarted():
+    if not jvm.started():
         for name, value in jvm.CRAWL_JVM.items():
             os.environ.setdefault(name, value)
 

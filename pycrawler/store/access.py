@@ -13,6 +13,7 @@ import dataclasses
 
 import numpy as np
 
+from .. import jvm
 from .java_errors import je_errors
 from .packing import unpack
 
@@ -34,19 +35,17 @@ class Census:
 
 
 def database_config(create: bool, read_only: bool, transactional: bool, duplicates: int, key_prefixing: bool):
-    """The ``DatabaseConfig`` pycrawler opens a database with. Built through JPype (JE's
+    """The ``DatabaseConfig`` pycrawler opens a database with. Built from Python (JE's
     setters return void in JE 3.3 and the config in JE 7, so only a reflective call works
     with both); ``org.pycrawler.bridge.Served`` calls it back for served databases."""
-    import jpype
-
-    cfg = jpype.JClass("com.sleepycat.je.DatabaseConfig")()
+    cfg = jvm.jclass("com.sleepycat.je.DatabaseConfig")()
     cfg.setAllowCreate(bool(create and not read_only))
     cfg.setReadOnly(bool(read_only))
     cfg.setTransactional(bool(transactional))
     cfg.setKeyPrefixing(bool(key_prefixing))
     if duplicates < 0:
         # Take the setting the database was created with (JE refuses a mismatch).
-        jpype.JClass("com.sleepycat.je.DbInternal").setUseExistingConfig(cfg, True)
+        jvm.jclass("com.sleepycat.je.DbInternal").setUseExistingConfig(cfg, True)
     else:
         cfg.setSortedDuplicates(duplicates > 0)
     return cfg
@@ -56,19 +55,16 @@ class LocalAccess:
     """JE in this process: database and transaction handles are JE's own Java objects."""
 
     def __init__(self, java_env):
-        import jpype
-
         self._env = java_env
-        self._bulk = jpype.JClass("org.pycrawler.bridge.Bulk")
-        self._entry = jpype.JClass("com.sleepycat.je.DatabaseEntry")
-        self._SUCCESS = jpype.JClass("com.sleepycat.je.OperationStatus").SUCCESS
-        from .. import jvm
-
+        self._bulk = jvm.jclass("org.pycrawler.bridge.Bulk")
+        self._entry = jvm.jclass("com.sleepycat.je.DatabaseEntry")
+        self._SUCCESS = jvm.jclass("com.sleepycat.je.OperationStatus").SUCCESS
         # JE 4.0's own count() misses records its cursors see (Bulk.countByWalk).
         self._count_by_walk = jvm.loaded_je().line == (4, 0)
-        self._bytes = jpype.JArray(jpype.JByte)
-        self._ints = jpype.JArray(jpype.JInt)
-        self._booleans = jpype.JArray(jpype.JBoolean)
+        self._bytes = jvm.byte_array
+        self._ints = jvm.int_array
+        self._booleans = jvm.boolean_array
+        self._to_bytes = jvm.to_bytes
 
     local = True
     errors = staticmethod(je_errors)
@@ -80,9 +76,7 @@ class LocalAccess:
         return None if data is None else self._bytes(data)
 
     def je_version(self) -> str:
-        import jpype
-
-        return str(jpype.JClass("org.pycrawler.bridge.Versions").je())
+        return str(jvm.jclass("org.pycrawler.bridge.Versions").je())
 
     def stored_key_prefixing(self, names: list[str]) -> dict[str, bool]:
         """Read from JE's database tree: a database handle reports the flag its opener asked
@@ -124,7 +118,7 @@ class LocalAccess:
     # -- one record ------------------------------------------------------------------------
     def get(self, db, txn, key: bytes) -> bytes | None:
         k, v = self._entry(self._bytes(key)), self._entry()
-        return bytes(v.getData()) if db.get(txn, k, v, None) == self._SUCCESS else None
+        return self._to_bytes(v.getData()) if db.get(txn, k, v, None) == self._SUCCESS else None
 
     def put(self, db, txn, key: bytes, value: bytes) -> None:
         db.put(txn, self._entry(self._bytes(key)), self._entry(self._bytes(value)))
@@ -161,9 +155,7 @@ class LocalAccess:
         return int(self._bulk.deleteRange(db, txn, self._maybe(start), self._maybe(stop)))
 
     def census(self, db) -> Census:
-        import jpype
-
-        found = jpype.JClass("org.pycrawler.bridge.WorkQueues").census(db)
+        found = jvm.jclass("org.pycrawler.bridge.WorkQueues").census(db)
         return Census(unpack(found.prefixes.data, found.prefixes.offsets), np.asarray(found.counts).tolist(),
                       int(found.minOrdinal), int(found.maxOrdinal))
 
@@ -177,9 +169,7 @@ def environment_impl(java_env):
     """JE's internal ``EnvironmentImpl`` behind an ``Environment``: its accessor is named
     differently in JE 3.3 (``envGetEnvironmentImpl``), 4 and 5 (``getEnvironmentImpl``) and 7+
     (``getNonNullEnvImpl``)."""
-    import jpype
-
-    internal = jpype.JClass("com.sleepycat.je.DbInternal")
+    internal = jvm.jclass("com.sleepycat.je.DbInternal")
     for accessor in ("getNonNullEnvImpl", "envGetEnvironmentImpl", "getEnvironmentImpl"):
         if hasattr(internal, accessor):
             return getattr(internal, accessor)(java_env)

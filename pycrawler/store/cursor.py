@@ -8,17 +8,17 @@ that edits must be opened in a transaction (``db.cursor(txn)``), as JE requires.
 
 from __future__ import annotations
 
+from .. import jvm
 from .java_errors import je_errors
 
 
 class Cursor:
     def __init__(self, db, txn=None):
-        import jpype
-
         self.db = db
-        self._entry = jpype.JClass("com.sleepycat.je.DatabaseEntry")
-        self._SUCCESS = jpype.JClass("com.sleepycat.je.OperationStatus").SUCCESS
-        self._bytes = jpype.JArray(jpype.JByte)
+        self._entry = jvm.jclass("com.sleepycat.je.DatabaseEntry")
+        self._SUCCESS = jvm.jclass("com.sleepycat.je.OperationStatus").SUCCESS
+        self._bytes = jvm.byte_array
+        self._to_bytes = jvm.to_bytes
         self._key, self._value = self._entry(), self._entry()
         with je_errors(db._where):
             self._cursor = db.java.openCursor(None if txn is None else txn.java, None)
@@ -28,7 +28,7 @@ class Cursor:
             status = method(*args, self._key, self._value, None)
         if status != self._SUCCESS:
             return None
-        return bytes(self._key.getData()), bytes(self._value.getData())
+        return self._to_bytes(self._key.getData()), self._to_bytes(self._value.getData())
 
     def first(self):
         """Move to the first record; (key, value) or None when the database is empty."""

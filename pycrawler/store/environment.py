@@ -70,9 +70,7 @@ class Environment(EnvironmentBase):
         je_choice.start_for(self.path)
         if self.log_version is not None:
             je_choice.check_loaded(self.path, self.log_version, writing=not read_only)
-        import jpype
-
-        EnvironmentConfig = jpype.JClass("com.sleepycat.je.EnvironmentConfig")
+        EnvironmentConfig = jvm.jclass("com.sleepycat.je.EnvironmentConfig")
         cfg = EnvironmentConfig()
         cfg.setAllowCreate(create and not read_only)
         cfg.setReadOnly(read_only)
@@ -93,8 +91,8 @@ class Environment(EnvironmentBase):
         log_extent = _log_extent(self.path)
         try:
             with je_errors(str(self.path), renames={str(home): str(self.path)}):
-                self._env = _recovering(self.path, lambda: jpype.JClass("com.sleepycat.je.Environment")(
-                    jpype.JClass("java.io.File")(str(home)), cfg))
+                self._env = _recovering(self.path, lambda: jvm.jclass("com.sleepycat.je.Environment")(
+                    jvm.jclass("java.io.File")(str(home)), cfg))
         except BaseException:
             self._remove_temporary_folders()
             raise
@@ -140,9 +138,7 @@ class Environment(EnvironmentBase):
         ``je.info.0``, and a refused open is to leave the store as it was. (The log stays empty:
         :data:`JE7_QUIET`; pycrawler reports JE's failures itself, in one line. JE 7 releases that
         cannot be told where keep it in the store.)"""
-        import jpype
-
-        if not hasattr(jpype.JClass("com.sleepycat.je.EnvironmentConfig"), "FILE_LOGGING_DIRECTORY"):
+        if not hasattr(jvm.jclass("com.sleepycat.je.EnvironmentConfig"), "FILE_LOGGING_DIRECTORY"):
             return {}
         _remove_je_logs_of_dead_processes()
         self._je_log = Path(tempfile.mkdtemp(prefix=f"{JE_LOG_PREFIX}{os.getpid()}-"))
@@ -202,9 +198,7 @@ class Environment(EnvironmentBase):
 
     def _fast_stats(self):
         """JE's EnvironmentStats with ``setFast``: counters only, no walk of the trees."""
-        import jpype
-
-        config = jpype.JClass("com.sleepycat.je.StatsConfig")()
+        config = jvm.jclass("com.sleepycat.je.StatsConfig")()
         config.setFast(True)
         return self.java.getStats(config)
 
@@ -305,9 +299,7 @@ def _end_of_log(java_env) -> tuple[int, int]:
 
 
 def _durability(name: str):
-    import jpype
-
-    D = jpype.JClass("com.sleepycat.je.Durability")
+    D = jvm.jclass("com.sleepycat.je.Durability")
     policy = {"sync": D.SyncPolicy.SYNC, "write_no_sync": D.SyncPolicy.WRITE_NO_SYNC,
               "no_sync": D.SyncPolicy.NO_SYNC}
     if name not in policy:

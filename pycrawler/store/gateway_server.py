@@ -48,29 +48,27 @@ class Gateway:
             raise BadInput(f"--bind {host} is not a loopback address: other hosts could reach the store; "
                            "add --allow-remote to mean it")
         jvm.start()
-        import jpype
-
         self.env = env
         self.token = secrets.token_urlsafe(32)
-        self._served = jpype.JClass("org.pycrawler.bridge.Served")(
+        self._served = jvm.jclass("org.pycrawler.bridge.Served")(
             env.java, database_config, lambda name: env.access.stored_key_prefixing([str(name)])[str(name)],
             int(idle_timeout * 1000))
         allowed = None
         if not allow_remote:
-            InetAddress = jpype.JClass("java.net.InetAddress")
-            allowed = jpype.JClass("java.util.HashSet")()
+            InetAddress = jvm.jclass("java.net.InetAddress")
+            allowed = jvm.jclass("java.util.HashSet")()
             for peer in LOOPBACK_PEERS:
                 allowed.add(InetAddress.getByName(peer))
-        builder = jpype.JClass("py4j.GatewayServer$GatewayServerBuilder")(self._served)
-        self._server = (builder.javaPort(int(port)).javaAddress(jpype.JClass("java.net.InetAddress").getByName(host))
+        builder = jvm.jclass("py4j.GatewayServer$GatewayServerBuilder")(self._served)
+        self._server = (builder.javaPort(int(port)).javaAddress(jvm.jclass("java.net.InetAddress").getByName(host))
                         .authToken(self.token)
-                        .serverSocketFactory(jpype.JClass("org.pycrawler.bridge.PeerFilter")(allowed, _note))
+                        .serverSocketFactory(jvm.jclass("org.pycrawler.bridge.PeerFilter")(allowed, _note))
                         .build())
         try:
             self._server.start(True)
-        except jpype.JException as exc:
+        except jvm.JavaException as exc:
             self._served.close()
-            raise SetupError(f"cannot serve on {host}:{port}: {exc.getMessage()}") from None
+            raise SetupError(f"cannot serve on {host}:{port}: {jvm.throwable(exc).getMessage()}") from None
         self.address = gateway_address.format_address(host, int(self._server.getListeningPort()))
         files = logfile.jdb_files(env.path)
         try:

@@ -24,6 +24,7 @@ import errno
 import os
 import re
 
+from .. import jvm
 from ..errors import DISK_FULL_ERRNOS, BadInput, DiskFull, PycrawlerError, SetupError, StoreLocked
 
 _LOG_VERSION = re.compile(r"Expected log version (\d+) or earlier but found (\d+)")
@@ -166,9 +167,7 @@ def translate(exc, where: str, renames: dict[str, str] | None = None) -> Pycrawl
     if "DatabaseNotFound" in cls or "Database" in msg and "not found" in msg:
         return BadInput(f"{where}: {msg}")
     if _out_of_heap(exc):   # JE then reports JAVA_ERROR, "recovery may not be possible": the store is not to blame
-        from ..jvm import DEFAULT_HEAP
-
-        heap = os.environ.get("PYCRAWLER_HEAP", DEFAULT_HEAP)
+        heap = os.environ.get("PYCRAWLER_HEAP", jvm.DEFAULT_HEAP)
         return SetupError(f"{where}: the JVM ran out of heap (PYCRAWLER_HEAP={heap}): set PYCRAWLER_HEAP larger "
                           "(e.g. PYCRAWLER_HEAP=2g) and run the command again")
     if any(s in cls + msg for s in ("Checksum", "checksum", "LogFileNotFound", "corrupt", "Corrupt", "EnvironmentFailure")):
@@ -180,9 +179,7 @@ def translate(exc, where: str, renames: dict[str, str] | None = None) -> Pycrawl
 def je_errors(where: str, renames: dict[str, str] | None = None):
     """Run a block, turning any Java exception into the matching pycrawler error (``renames``:
     as :func:`translate` takes them)."""
-    import jpype
-
     try:
         yield
-    except jpype.JException as exc:
-        raise translate(exc, where, renames) from exc
+    except jvm.JavaException as exc:
+        raise translate(jvm.throwable(exc), where, renames) from exc

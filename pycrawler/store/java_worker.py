@@ -14,13 +14,13 @@ Key-ordered TODO batches (1M records, 10k per batch) went from put 75k / get 62k
 
 from __future__ import annotations
 
-import atexit
 import concurrent.futures
-import importlib
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
+
+from .. import jvm
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -41,10 +41,7 @@ class _Thread:
         self._thread.start()
 
     def _run(self) -> None:
-        import jpype
-
-        # A non-daemon attached thread would keep the JVM from shutting down at exit.
-        jpype.java.lang.Thread.attachAsDaemon()
+        jvm.attach_thread()
         while (item := self.calls.get()) is not _END:
             future, call, args = item
             try:
@@ -52,7 +49,7 @@ class _Thread:
             except BaseException as exc:  # handed to the caller, who raises it
                 future.set_exception(exc)
             del item, future, call, args  # nothing of a finished call stays referenced here
-        jpype.java.lang.Thread.detach()
+        jvm.detach_thread()
 
     def end(self) -> None:
         """Detach the thread from the JVM and end it (it must be idle)."""
@@ -71,8 +68,7 @@ _exit_hook_registered = False
 def _new_thread() -> _Thread:
     global _exit_hook_registered
     if not _exit_hook_registered:
-        importlib.import_module("jpype")  # its exit hook (the JVM's shutdown) first: see _end_idle_threads
-        atexit.register(_end_idle_threads)
+        jvm.before_shutdown(_end_idle_threads)
         _exit_hook_registered = True
     return _Thread()
 
@@ -84,9 +80,8 @@ def _end_idle_threads() -> None:
     that are in native code to block, and gives up only after 300 ms. A thread attached to the
     JVM and waiting on its queue in Python is in native code as the JVM sees it, so every
     process that had used a worker spent 300 ms more in its exit (a third of a small crawl's
-    end). Exit hooks run last registered first, and this one is registered after JPype's
-    (``jpype`` is imported first), so it runs before the JVM's shutdown. A thread still held
-    by an open worker is left as it is."""
+    end). :func:`pycrawler.jvm.before_shutdown` runs it before the JVM's shutdown. A thread
+    still held by an open worker is left as it is."""
     with _idle_lock:
         ending, _idle_threads[:] = list(_idle_threads), []
     for thread in ending:

@@ -1,7 +1,7 @@
 """Which JE opens a store, decided from its log files before the JVM starts, and the two checks
 that follow once a JE is loaded: it reads the store, and a write would not upgrade a foreign log.
 
-A process runs on one JE (:mod:`pycrawler.je_releases`), so the first store a process opens
+A process runs on one JE (:mod:`pycrawler.jvm.je_releases`), so the first store a process opens
 chooses it: :func:`start_for` reads the log version of the store's newest ``.jdb`` file and
 starts the JVM on a JE that reads it (a new store: the JE of new stores). Every later open in
 the same process is checked against the JE already loaded.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .. import jvm
 from ..errors import SetupError
-from ..je_releases import JeRelease, for_new_store, reader_of, writer_of
+from ..jvm.je_releases import JeRelease, for_new_store, reader_of, writer_of
 from . import logfile
 
 UPGRADE_LOG = "PYCRAWLER_UPGRADE_LOG"

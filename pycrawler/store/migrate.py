@@ -29,8 +29,8 @@ from pathlib import Path
 
 from .. import failpoints, jvm
 from ..errors import BadInput, PycrawlerError, SetupError
-from ..jar_folder import SETUP_HINT
-from ..je_releases import JeRelease
+from ..jvm.jar_folder import SETUP_HINT
+from ..jvm.je_releases import JeRelease
 from ..whole_folder import building, require_new_folder
 from . import gateway_address, je_choice, logfile
 

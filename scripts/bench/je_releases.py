@@ -8,7 +8,7 @@ benchmarks run on JE 3.3.98 (Debian's) and on JE 18.3.12 (Maven Central), side b
 Each benchmark is this project's own script (``scripts/bench/store.py``, ``seen.py`` with
 DRUM alone, ``frontier.py``, ``crawl_vs_scrapy.py`` with the pycrawler stage alone), run as a
 child process whose new stores are written by the JE that ``PYCRAWLER_JE`` names (one JE per
-process: :mod:`pycrawler.je_releases`). The two JEs alternate within each round (3.3, 18, 3.3,
+process: :mod:`pycrawler.jvm.je_releases`). The two JEs alternate within each round (3.3, 18, 3.3,
 18, ...), so both see the same machine. The figures are the benchmarks' own last-line
 ``key=value`` figures; each is the median of ``--repeat`` runs, and ``ratio`` is JE 18's
 median over JE 3.3's (above 1: JE 18 is faster, or for RSS, larger).

@@ -60,9 +60,7 @@ def peak_rss_mb() -> int:
 
 def commit_slices(n: int) -> Iterator[slice]:
     """The stretches of records the batched path commits together (``Bulk.COMMIT_EVERY``)."""
-    import jpype
-
-    every = int(jpype.JClass("org.pycrawler.bridge.Bulk").COMMIT_EVERY)
+    every = int(jvm.jclass("org.pycrawler.bridge.Bulk").COMMIT_EVERY)
     return (slice(start, start + every) for start in range(0, n, every))
 
 
@@ -79,9 +77,7 @@ def per_record(db, env, op: str, keys: list[bytes], values: list[bytes]) -> None
 
 def bare_calls(db, env, op: str, keys: list[bytes], values: list[bytes]) -> tuple[float, float]:
     """Wall and CPU seconds spent in the JE calls alone, entries built outside the timing."""
-    import jpype
-
-    entry, array = jpype.JClass("com.sleepycat.je.DatabaseEntry"), jpype.JArray(jpype.JByte)
+    entry, array = jvm.jclass("com.sleepycat.je.DatabaseEntry"), jvm.byte_array
     call = db.java.put if op == "put" else db.java.putNoOverwrite
     wall = cpu = 0.0
     for part in commit_slices(len(keys)):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ... import jvm
 from ...errors import BadInput
 from ...store.java_errors import je_errors
 from .blobs import Blobs
@@ -34,8 +35,6 @@ class Repository:
     """The ``<name>.blocks`` and ``<name>.meta`` databases of a JE environment."""
 
     def __init__(self, env, name: str, *, key_bytes: int, num_buckets: int, block_keys: int):
-        import jpype
-
         self.env = env
         self.words = -(-key_bytes // 8)
         self._where = f"{env.path} DRUM {name!r}"
@@ -43,11 +42,11 @@ class Repository:
         self.meta = env.open_database(f"{name}.meta", create=True)
         self._check_config({"key_bytes": key_bytes, "num_buckets": num_buckets})
         with je_errors(self._where):
-            self.java = jpype.JClass("org.pycrawler.bridge.DrumRepository")(
+            self.java = jvm.jclass("org.pycrawler.bridge.DrumRepository")(
                 env.java, self.blocks.java, self.meta.java, self.words, block_keys)
-        self._longs = jpype.JArray(jpype.JLong)
-        self._bytes = jpype.JArray(jpype.JByte)
-        self._ints = jpype.JArray(jpype.JInt)
+        self._longs = jvm.long_array
+        self._bytes = jvm.byte_array
+        self._ints = jvm.int_array
 
     def _check_config(self, config: dict) -> None:
         stored = self.meta.get(CONFIG_KEY)
@@ -64,7 +63,7 @@ class Repository:
         """The last generation of ``bucket``'s files merged into the repository (0: none)."""
         with je_errors(self._where):
             raw = self.java.marker(self._bytes(self._marker_key(bucket)))
-        return 0 if raw is None else MARKER.unpack(bytes(raw))[0]
+        return 0 if raw is None else MARKER.unpack(jvm.to_bytes(raw))[0]
 
     def merge(self, bucket: int, generation: int, keys: np.ndarray, ops: np.ndarray | int,
               values: Blobs | None, want_values: bool, txn=None) -> MergeResult:
@@ -93,9 +92,7 @@ class Repository:
         """Cumulative merge figures from the Java side (``DrumRepository.Timing``): nanoseconds
         sorting, reading blocks, merging, writing blocks and committing; blocks read and
         written; bytes written."""
-        import jpype
-
-        names = [str(t.name()).lower() for t in jpype.JClass("org.pycrawler.bridge.DrumRepository$Timing").values()]
+        names = [str(t.name()).lower() for t in jvm.jclass("org.pycrawler.bridge.DrumRepository$Timing").values()]
         with je_errors(self._where):
             return dict(zip(names, (int(v) for v in self.java.timings())))
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parent.parent
+"""The ``pycrawler`` package folder (this module is in its ``jvm/``)."""
 BUNDLED = PACKAGE / "java"
 """An installed wheel's jars; a checkout has no such folder (the build writes it into the wheel only)."""
 

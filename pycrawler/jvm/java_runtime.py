@@ -13,7 +13,7 @@ import re
 import shutil
 from pathlib import Path
 
-from .errors import SetupError
+from ..errors import SetupError
 
 MINIMUM = 11
 """The oldest Java the bridge runs on: Maven compiles it for release 11 (pom.xml)."""

@@ -16,7 +16,7 @@ before the JVM starts:
 Known releases, in a checkout: Debian's ``libdb-je-java`` (3.3.98, in ``target/lib`` by the Maven
 build) and the releases Maven Central serves, which ``scripts/setup`` resolves into ``target/je/``
 (18.3.12, the JE that reads every log version to 17; 5.0.73 and 4.0.92, crawler4j's eras). An
-installed wheel knows only 18.3.12 (:mod:`pycrawler.jar_folder`), which then opens every store.
+installed wheel knows only 18.3.12 (:mod:`pycrawler.jvm.jar_folder`), which then opens every store.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import SetupError
+from ..errors import SetupError
 from .jar_folder import SETUP_HINT
 
 LOG_VERSION_OF_LINE = {(3, 2): 5, (3, 3): 6, (4, 0): 7, (4, 1): 8, (5, 0): 8, (6, 0): 9, (6, 1): 9,

@@ -1,7 +1,18 @@
-"""The one place the JVM starts.
+"""The one seam for Java: the one place the JVM starts, and the calls that reach Java types.
 
-JPype can start one JVM per process and never restart it, so every module that needs
-Java calls :func:`start` (idempotent) and then imports Java classes through JPype.
+The rest of pycrawler names no Java bridge: it calls :func:`start` (idempotent), then takes
+Java classes with ``jclass``, makes Java arrays with ``byte_array``, ``int_array``,
+``long_array`` and ``boolean_array`` (a length or a sequence, copied in one step), turns a
+Java ``byte[]`` into bytes with ``to_bytes``, catches ``JavaException`` (and calls the Java
+methods of what it caught on ``throwable(exc)``), and attaches a thread of its own with
+``attach_thread`` / ``detach_thread``. The bridge behind them is the backend of this
+runtime (:data:`RUNTIME`): under CPython, JPype (:mod:`.jpype_backend`),
+which starts one JVM per process and can never restart it; under GraalPy, which runs inside
+a JVM already started with pycrawler's class path, its ``java`` module
+(:mod:`.graalpy_backend`). Backends are imported on first use, so a command that never
+touches Java never loads one.
+
+Everything below is how the JVM starts under JPype.
 
 Class path, in order of precedence:
 
@@ -10,7 +21,7 @@ Class path, in order of precedence:
    3 ``lib/`` has ``je-7.5.11.jar``) is the user's JE: it opens every store it reads. pycrawler
    knows it by its name, ``je-VERSION.jar``; JE under any other name is refused once Java
    starts (:func:`check_loaded_je`).
-2. The JE this process runs on (:func:`start`'s ``je``; :mod:`pycrawler.je_releases` chooses
+2. The JE this process runs on (:func:`start`'s ``je``; :mod:`pycrawler.jvm.je_releases` chooses
    it per store, by the store's log version, before the JVM starts). Every other JE jar is left
    out: two JEs cannot share a JVM.
 3. ``pycrawler-bridge.jar`` (the Maven build of ``bridge/``; one jar serves every JE: built
@@ -18,8 +29,8 @@ Class path, in order of precedence:
 4. ``lib/*.jar`` (the bridge's runtime dependencies, JE aside).
 5. The py4j package's own jar, for the gateway (:mod:`pycrawler.store.gateway_server`).
 
-Items 2 to 4 come from :mod:`pycrawler.jar_folder`: a checkout's ``target/``, or the jars an
-installed wheel carries. The JVM itself is the one :mod:`pycrawler.java_runtime` finds.
+Items 2 to 4 come from :mod:`pycrawler.jvm.jar_folder`: a checkout's ``target/``, or the jars an
+installed wheel carries. The JVM itself is the one :mod:`pycrawler.jvm.java_runtime` finds.
 
 JVM options: ``PYCRAWLER_HEAP`` (e.g. ``2g``) sets ``-Xmx``; ``PYCRAWLER_JVM_OPTS`` adds
 any other options (shell-quoted). The collector is the parallel one unless those options
@@ -37,19 +48,56 @@ and ``jcmd`` need ``-XX:+StartAttachListener`` in ``PYCRAWLER_JVM_OPTS``).
 
 from __future__ import annotations
 
+import atexit
+import importlib
 import os
 import re
 import shlex
+import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from . import java_runtime, je_releases, jvm_fault_handlers
-from .errors import SetupError
+from ..errors import SetupError
 from .jar_folder import BRIDGE_JAR, SETUP_HINT
 from .jar_folder import FOLDER as TARGET
 from .je_releases import JeRelease
 
 DEFAULT_HEAP = "1g"
+
+RUNTIME = "graalpy" if sys.implementation.name == "graalpy" else "jpype"
+"""The bridge to Java: ``"jpype"`` (CPython, a JVM started in this process) or ``"graalpy"``
+(Python running inside the JVM)."""
+
+BRIDGE_MODULES = frozenset({"jpype", "_jpype"}) if RUNTIME == "jpype" else frozenset()
+"""The top-level modules of the bridge's own Python code, where no exception may be raised
+while a Java call is under way (:mod:`pycrawler.crawl.stop_signals`)."""
+
+_BACKEND_CALLS = frozenset({"jclass", "byte_array", "int_array", "long_array", "boolean_array", "to_bytes",
+                            "JavaException", "throwable", "attach_thread", "detach_thread"})
+
+
+def _backend():
+    return importlib.import_module(f"{__name__}.{RUNTIME}_backend")
+
+
+def __getattr__(name: str):
+    """The backend's calls (:data:`_BACKEND_CALLS`), bound here on first use so that later
+    uses are plain attribute reads. The array types need the running JVM (JPype makes them
+    from its classes): before :func:`start` they raise the backend's own error."""
+    if name not in _BACKEND_CALLS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = globals()[name] = getattr(_backend(), name)
+    return value
+
+
+def before_shutdown(hook: Callable[[], None]) -> None:
+    """Run ``hook`` at the process's exit, before the JVM shuts down. Exit hooks run last
+    registered first, and the backend registers its own (JPype's shutdown of the JVM) when it
+    is imported, so loading it first puts ``hook`` ahead of the shutdown."""
+    _backend()
+    atexit.register(hook)
 
 
 def _expand(entry: str) -> list[Path]:
@@ -151,26 +199,16 @@ _started_on: JeRelease | None = None
 
 def start(je: JeRelease | None = None) -> None:
     """Start the JVM with pycrawler's class path, once per process, on the JE ``je`` (None:
-    the JE that writes new stores). A later call changes nothing: see :func:`loaded_je`."""
+    the JE that writes new stores). A later call changes nothing: see :func:`loaded_je`.
+    Under GraalPy the JVM already runs, on the class path its launcher chose."""
     global _started_on
-    import jpype
-
-    if jpype.isJVMStarted():
+    if started():
         return
     je = je or je_releases.for_new_store(TARGET, user_je())
-    cp = [str(p) for p in classpath(je)]
-    try:
-        # interrupt=False: JPype leaves SIGINT and SIGTERM to Python's handlers (its own would
-        # end the process at once, or interrupt Java's main thread in the middle of JE's I/O);
-        # -Xrs (jvm_options) keeps the JVM's own off them while it starts.
-        jpype.startJVM(str(java_runtime.libjvm()), *jvm_options(), classpath=cp, convertStrings=False,
-                       interrupt=False)
-    except (OSError, RuntimeError) as exc:
-        raise SetupError(f"the JVM did not start: {exc}") from None
+    _backend().start(java_runtime.libjvm(), jvm_options(), [str(p) for p in classpath(je)])
     check_loaded_je(je)
     _started_on = je
     jvm_fault_handlers.keep()
-    decouple_collectors()
 
 
 def check_loaded_je(chosen: JeRelease) -> None:
@@ -181,54 +219,25 @@ def check_loaded_je(chosen: JeRelease) -> None:
     name says nothing of its version, such as ``je.jar``; a folder or jar bundling JE) wins the
     class loader's race, and a JE 18 named ``je.jar`` silently upgraded a JE 3.3 store. Until
     this process exits, :func:`loaded_je` then gives the JE that loaded."""
-    import jpype
-
     version = je_version()
     if f"{version}.".startswith(f"{chosen.version}."):  # a jar's name may give fewer digits (je-18.3.jar)
         return
-    source = jpype.JClass("com.sleepycat.je.JEVersion").class_.getProtectionDomain().getCodeSource()
-    where = (f"from {jpype.JClass('java.nio.file.Paths').get(source.getLocation().toURI())}" if source
+    source = _backend().jclass("com.sleepycat.je.JEVersion").class_.getProtectionDomain().getCodeSource()
+    where = (f"from {_backend().jclass('java.nio.file.Paths').get(source.getLocation().toURI())}" if source
              else "from the JVM's own class path")
     raise SetupError(f"the class path loads JE {version} {where}, not {chosen}, which pycrawler chose: it knows "
                      f"a JE by its jar's name before Java starts, so give JE to PYCRAWLER_CLASSPATH only as a jar of "
                      f"its own named for its version (je-{version}.jar)")
 
 
-def decouple_collectors() -> None:
-    """Stop JPype from running each heap's collector when the other one runs.
-
-    JPype ties the two collectors together: its "Python Reference Queue" thread runs a full
-    Python collection (all generations, holding the GIL) after every Java collection, and its
-    hook in ``gc.callbacks`` calls ``System.gc()`` when the process's memory grew since the
-    last Python collection. A crawl's JVM collects its 16 MB young generation every few
-    hundred pages, so the cost of a crawl grew with the number of Python objects it holds:
-    on a 1M-page crawl that thread took 67% of a core at 600k pages (docs/benchmarks.md,
-    "The reference-queue cost"). The coupling only matters for reference cycles through
-    JPype proxies (Python objects implementing Java interfaces), which pycrawler does not
-    make; each heap's own collector still runs on its own schedule.
-
-    Removing the hook is enough for both directions: JPype's Java-side trigger runs one
-    last Python collection and then waits for the hook's end-of-collection call, which
-    never comes (tests/test_jvm.py holds this). JPype 1.7 registers the hook twice, and one
-    copy left behind keeps the coupling alive (its end-of-collection call re-arms the
-    trigger at the next automatic Python collection), so every copy goes."""
-    import gc
-
-    import _jpype
-
-    gc.callbacks[:] = [callback for callback in gc.callbacks if callback != _jpype._collect]
-
-
 def started() -> bool:
-    import jpype
-
-    return jpype.isJVMStarted()
+    return _backend().started()
 
 
 def loaded_je() -> JeRelease:
     """The JE this process runs on (starting the JVM on the JE of new stores if need be)."""
     start()
-    if _started_on is None:  # started by someone else's code: the jar is unknown, the version is not
+    if _started_on is None:  # started by someone else's code or GraalPy's launcher: the jar is unknown, the version is not
         return JeRelease(je_version(), Path("?"))
     return _started_on
 
@@ -236,9 +245,7 @@ def loaded_je() -> JeRelease:
 def je_version() -> str:
     """The version string of the JE that was actually loaded."""
     start()
-    import jpype
-
-    return str(jpype.JClass("com.sleepycat.je.JEVersion").CURRENT_VERSION.getVersionString())
+    return str(_backend().jclass("com.sleepycat.je.JEVersion").CURRENT_VERSION.getVersionString())
 
 
 def je_major() -> int:
@@ -250,14 +257,10 @@ def gc_seconds() -> float:
     MXBeans' accumulated times: pauses of the young and old collectors, concurrent work
     included where the collector counts it)."""
     start()
-    import jpype
-
-    beans = jpype.JClass("java.lang.management.ManagementFactory").getGarbageCollectorMXBeans()
+    beans = _backend().jclass("java.lang.management.ManagementFactory").getGarbageCollectorMXBeans()
     return sum(max(0, int(bean.getCollectionTime())) for bean in beans) / 1000
 
 
 def java_version() -> str:
     start()
-    import jpype
-
-    return str(jpype.JClass("org.pycrawler.bridge.Versions").java())
+    return str(_backend().jclass("org.pycrawler.bridge.Versions").java())

@@ -102,7 +102,13 @@ public final class Launcher {
                 .allowAllAccess(true)
                 .arguments("python", argv)
                 .option("python.PythonPath", System.getProperty("pycrawler.graalpy.path", ""))
-                .option("python.ForceImportSite", "true");
+                .option("python.ForceImportSite", "true")
+                // A Java exception can then be caught by its class (except java.lang.Exception);
+                // without it GraalPy 23.1 refuses a Java class in an except clause.
+                .option("python.EmulateJython", "true")
+                // Compiled modules are cached in __pycache__ as CPython does (GraalPy embedded
+                // leaves it off by default, and compiles every module again at every start).
+                .option("python.DontWriteBytecodeFlag", "false");
         String executable = System.getProperty("pycrawler.graalpy.executable");
         if (executable != null) {
             builder.option("python.Executable", executable);

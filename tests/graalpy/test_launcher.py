@@ -1,16 +1,22 @@
 """scripts/graalpy runs Python as the python command does: a file, -m, -c; sys.argv and the exit
 status are Python's, and an uncaught exception prints its Python traceback only."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 GRAALPY = ROOT / "scripts" / "graalpy"
+# The launches here are short: interpreted, with HotSpot's C1 compiler only. A JIT start costs
+# them far more CPU than it earns (each launch under GraalPy 25's JIT: 60-130 s on a loaded
+# two-core machine, against 15-25 s so), and what they hold is the same jar either way.
+SHORT_RUN = {"PYCRAWLER_GRAALPY_JIT": "0", "PYCRAWLER_JVM_OPTS": os.environ.get("PYCRAWLER_JVM_OPTS", "-XX:TieredStopAtLevel=1")}
 
 
 def graalpy(*args, cwd):
-    return subprocess.run([str(GRAALPY), *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    return subprocess.run([str(GRAALPY), *args], cwd=cwd, env={**os.environ, **SHORT_RUN},
+                          capture_output=True, text=True, timeout=300)
 
 
 def launcher_lines(stderr):

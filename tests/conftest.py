@@ -74,6 +74,8 @@ ANY_JE = frozenset({
     # A real crawler4j crawl continued by pycrawler: crawler4j runs on its own JE 5.0.73 and every
     # pycrawler command there runs with no JE named, so on the frontier's 5.0.73 in either leg.
     "test_crawler4j_real",
+    # The numpy-free paths against the numpy ones: both sides of each comparison run on the same JE.
+    "test_without_numpy",
 })
 """Test modules whose outcome does not depend on which JE runs: marked ``any_je``, they run in
 the JE 3.3 leg only (scripts/test)."""

@@ -1,0 +1,146 @@
+"""The library half where numpy and numba cannot be imported (as under GraalPy), byte for byte.
+
+Each test runs the same script in two child processes: one as usual, one where importing
+numpy or numba fails (``sys.modules`` holds None for them before pycrawler is imported), so
+the store, the records, the keys and the TODO frontier take their numpy-free paths. The two
+give the same answers: Heritrix's keys are also held to Heritrix's own
+(``../shared/vectors/heritrix-fp.tsv``), and the 29 stores of ``../shared/wildje`` list and
+dump to the same text through the command line.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_wildje import NEEDS_APPLICATION_CLASSES, corpus_folder, folders
+
+TESTS = Path(__file__).resolve().parent
+WITHOUT_NUMPY = "import sys; sys.modules['numpy'] = sys.modules['numba'] = None\n"
+
+
+def run(script: str, data, *, numpy: bool):
+    """``script`` in a child process (``data`` as JSON on its stdin, its JSON stdout back);
+    without numpy, the script first checks that pycrawler chose its numpy-free paths."""
+    prelude = f"import sys; sys.path.insert(0, {str(TESTS)!r})\n"
+    if not numpy:
+        prelude = WITHOUT_NUMPY + prelude + "import pycrawler.store.packing as packing; assert packing.np is None\n"
+    done = subprocess.run([sys.executable, "-c", prelude + script], input=json.dumps(data), capture_output=True,
+                          text=True, encoding="utf-8", timeout=600)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def both(script: str, data=None):
+    """The script's answer with numpy and without; the second is checked to be numpy-free."""
+    return run(script, data, numpy=True), run(script, data, numpy=False)
+
+
+def heritrix_vectors(shared: Path) -> tuple[list[str], list[list[str]]]:
+    """The URLs of Heritrix's vectors and their create_key, fp64, fp24, fp40 in hex."""
+    lines = (shared / "vectors" / "heritrix-fp.tsv").read_bytes().decode("utf-8").split("\n")[:-1]
+    rows = [line.split("\t", 4) for line in lines]
+    return [row[4] for row in rows], [[row[i] for row in rows] for i in range(4)]
+
+
+KEYS = """
+import json, sys
+from pycrawler.keys.heritrix_fp import STD24, STD40, STD64, create_keys
+from pycrawler.keys.md5 import md5_keys
+urls = json.load(sys.stdin)
+heritrix = [[f"{int(v):016x}" for v in batch] for batch in (create_keys(urls), STD64.fp_many(urls),
+                                                              STD24.fp_many(urls), STD40.fp_many(urls))]
+json.dump({"heritrix": heritrix, "md5": md5_keys([url for url in urls if url])}, sys.stdout)  # MD5 refuses ""
+"""
+
+
+def test_heritrix_keys_and_md5_keys_are_the_same_without_numpy(shared):
+    urls, expected = heritrix_vectors(shared)
+    # Over 16,384 URLs: the numpy side's MD5 runs its compiled kernel, the other hashlib.
+    urls = (urls * 5)[:20_000]
+    expected = [(column * 5)[:20_000] for column in expected]
+    with_numpy, without = both(KEYS, urls)
+    assert without["heritrix"] == expected
+    assert with_numpy["heritrix"] == expected
+    assert without["md5"] == with_numpy["md5"] and len(without["md5"]) > 16_384
+
+
+RECORDS = """
+import json, sys
+from crawl_url_samples import sample_records
+from pycrawler.records.crawl_url import decode, decode_many, encode_many
+records = sample_records(json.load(sys.stdin))
+values = encode_many(records)
+decoded = decode_many(values)
+assert decoded == records and [decode(v) for v in values[:20]] == records[:20]
+json.dump({"values": [v.hex() for v in values], "decoded": list(map(repr, decoded))}, sys.stdout)
+"""
+
+
+def test_crawl_url_records_encode_and_decode_the_same_without_numpy():
+    # 300 records: the numpy side decodes them with its compiled scan (64 and more).
+    with_numpy, without = both(RECORDS, 300)
+    assert without == with_numpy
+
+
+TODO = """
+import json, sys, contextlib, io
+from crawl_url_samples import frontier_records
+from pycrawler.cli import main
+from pycrawler.frontier.todo import ORDERS, JeTodoFrontier
+folder, order = json.load(sys.stdin)
+records = frontier_records(500)
+taken = []
+with JeTodoFrontier.open(folder, order, create=True) as todo:
+    todo.put_urls(records[:300])
+    taken += todo.get_next_batch(120)
+    todo.put_urls(records[300:])
+    taken += todo.get_next_batch(100) + [todo.get_next()]
+    left = len(todo)
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    assert main(["store", "dump", folder, "--db", ORDERS[order], "--format", "dbdump"]) == 0
+json.dump({"taken": list(map(repr, taken)), "left": left, "dump": out.getvalue()}, sys.stdout)
+"""
+
+
+@pytest.mark.parametrize("order", ["key", "fifo"])
+def test_todo_frontier_puts_and_takes_in_the_same_order_without_numpy(order, tmp_path):
+    with_numpy = run(TODO, [str(tmp_path / "with"), order], numpy=True)
+    without = run(TODO, [str(tmp_path / "without"), order], numpy=False)
+    assert len(without["taken"]) == 221 and without["left"] == 279
+    assert without == with_numpy
+
+
+WILD = """
+import json, re, sys
+from cli_runs import run
+store = json.load(sys.stdin)
+(ls,) = run([["store", "ls", store]])
+names = [re.fullmatch(r" *\\d+  (.*)", row).group(1) for row in ls["stdout"].splitlines()[2:]] if ls["exit"] == 0 else ["any"]
+forms = (["--format", "dbdump"], ["--format", "dbdump", "-p"], ["--format", "jsonl"])
+json.dump([ls, *run([["store", "dump", store, "--db", name, *form] for name in names for form in forms])], sys.stdout)
+"""
+
+
+@pytest.mark.parametrize("name", folders())
+def test_wild_store_lists_and_dumps_the_same_without_numpy(name, tmp_path):
+    store = tmp_path / "store"
+    shutil.copytree(corpus_folder(name), store)
+    with_numpy, without = both(WILD, str(store))
+    assert without == with_numpy
+    if name in NEEDS_APPLICATION_CLASSES:
+        assert all(result["exit"] != 0 for result in without)  # one clean line each, as test_wildje holds
+    else:
+        assert all(result["exit"] == 0 for result in without) and len(without) > 3
+
+
+def test_the_command_line_names_the_work_queue_layout_as_its_frontier_does():
+    from pycrawler.cli.frontier import WORKQUEUES
+    from pycrawler.frontier.workqueues import WorkQueueFrontier
+
+    assert WORKQUEUES == WorkQueueFrontier.layout

@@ -144,3 +144,29 @@ def test_the_command_line_names_the_work_queue_layout_as_its_frontier_does():
     from pycrawler.frontier.workqueues import WorkQueueFrontier
 
     assert WORKQUEUES == WorkQueueFrontier.layout
+
+
+HERITRIX = """
+import json, sys
+from pathlib import Path
+from cli_runs import run
+state, urls, out = json.load(sys.stdin)
+results = run([["heritrix", "inspect", state], ["heritrix", "seen", state, *urls],
+               ["heritrix", "export", state, "--pending", f"{out}.pending", "--seen", f"{out}.raw"],
+               ["heritrix", "export", state, "--seen", f"{out}.hex", "--seen-format", "hex"]])
+files = {form: Path(f"{out}.{form}").read_bytes().hex() for form in ("pending", "raw", "hex")}
+json.dump({"results": results, "files": files}, sys.stdout)
+"""
+
+
+def test_heritrix_inspect_seen_and_export_answer_the_same_without_numpy(shared, tmp_path):
+    state = tmp_path / "h3"
+    shutil.copytree(shared / "fixtures" / "je7-heritrix-layout", state)
+    crawled = (shared / "fixtures" / "je7-heritrix-layout.urls.txt").read_text(encoding="utf-8").split()
+    urls = [url for pair in zip(crawled[:300], (u + "?not-crawled" for u in crawled)) for url in pair]
+    # The same output paths (the commands name them), read back by each run before the next.
+    with_numpy, without = both(HERITRIX, [str(state), urls, str(tmp_path / "export")])
+    assert all(result["exit"] == 0 for result in without["results"]), without["results"]
+    answers = [line.split("\t")[0] for line in without["results"][1]["stdout"].splitlines()]
+    assert answers.count("seen") >= 1 and answers.count("new") >= 300
+    assert without == with_numpy

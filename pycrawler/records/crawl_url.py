@@ -44,7 +44,7 @@ from collections.abc import Iterable, Sequence
 
 from ..gc_pause import gc_paused
 from ..store.bindings import Binding, register_binding
-from ..store.packing import int_list, np, pack
+from ..store.packing import as_list, np, pack
 from ..store.tuple import NULL_STRING, TupleFormatError, java_utf, java_utf_decode
 from .crawl_url_layout import (INT_BIAS, LONG_BIAS, SCAN_BAD_VERSION, SCAN_OK, SCAN_TRAILING,
                                SCAN_TRUNCATED)
@@ -261,7 +261,7 @@ def decode_packed(data, offsets) -> list[CrawlUrl]:
         return []
     with gc_paused():
         if n < COMPILED_BATCH:
-            bounds = int_list(offsets)
+            bounds = as_list(offsets)
             return [_decode_record(data[start:end]) for start, end in zip(bounds, bounds[1:])]
         return _decode_scanned(data, np.asarray(offsets, dtype=np.int64), n)
 

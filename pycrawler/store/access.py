@@ -13,7 +13,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from .java_errors import je_errors
-from .packing import flags, int_list, unpack
+from .packing import flags, as_list, unpack
 
 if TYPE_CHECKING:
     import numpy as np
@@ -166,7 +166,7 @@ class LocalAccess:
         import jpype
 
         found = jpype.JClass("org.pycrawler.bridge.WorkQueues").census(db)
-        return Census(unpack(found.prefixes.data, found.prefixes.offsets), int_list(found.counts),
+        return Census(unpack(found.prefixes.data, found.prefixes.offsets), as_list(found.counts),
                       int(found.minOrdinal), int(found.maxOrdinal))
 
     def scan(self, db, txn, position, resume_value, inclusive, bound, reverse, records, max_bytes, keys_only):

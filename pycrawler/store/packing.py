@@ -55,13 +55,13 @@ def pack_fixed(array: np.ndarray) -> tuple[bytes, np.ndarray]:
 def unpack(data, offsets) -> list[bytes]:
     """Split a packed batch (bytes-like + offsets) back into a list of bytes."""
     buf = memoryview(bytes(data))
-    off = int_list(offsets)
+    off = as_list(offsets)
     return [bytes(buf[off[i]:off[i + 1]]) for i in range(len(off) - 1)]
 
 
 if np is None:
     pack = _pack_array
-    int_list = list
+    as_list = list
 
     def flags(booleans) -> list[bool]:
         """A batch's answers (a Java ``boolean[]``) as a list of bools."""
@@ -69,9 +69,10 @@ if np is None:
 else:
     pack = _pack_numpy
 
-    def int_list(offsets) -> list[int]:
-        """Offsets (a Java ``int[]`` or an array) as a list of ints."""
-        return np.asarray(offsets).tolist()
+    def as_list(batch) -> list:
+        """A batch of numbers or flags (a Java array, a numpy array, an ``array``) as a list
+        of Python ints or bools."""
+        return np.asarray(batch).tolist()
 
     def flags(booleans) -> np.ndarray:
         """A batch's answers (a Java ``boolean[]``) as a bool array."""

@@ -170,3 +170,26 @@ def test_heritrix_inspect_seen_and_export_answer_the_same_without_numpy(shared, 
     answers = [line.split("\t")[0] for line in without["results"][1]["stdout"].splitlines()]
     assert answers.count("seen") >= 1 and answers.count("new") >= 300
     assert without == with_numpy
+
+
+CRAWLER4J = """
+import json, sys
+from pathlib import Path
+from cli_runs import run
+frontier, out = json.load(sys.stdin)
+results = run([["crawler4j", "inspect", frontier],
+               ["crawler4j", "export", frontier, "--pending", f"{out}.pending", "--done", f"{out}.done"]])
+files = {form: Path(f"{out}.{form}").read_text(encoding="utf-8") for form in ("pending", "done")}
+json.dump({"results": results, "files": files}, sys.stdout)
+"""
+
+
+@pytest.mark.parametrize("name", [folder for folder in folders() if "crawler4j" in folder or folder[:2] in ("01", "05", "15")])
+def test_crawler4j_inspect_and_export_answer_the_same_without_numpy(name, tmp_path):
+    """The crawler4j frontiers of ../shared/wildje (3.5, 4.2 and a 4.3 fork)."""
+    frontier = tmp_path / "frontier"
+    shutil.copytree(corpus_folder(name), frontier)
+    with_numpy, without = both(CRAWLER4J, [str(frontier), str(tmp_path / "export")])
+    assert all(result["exit"] == 0 for result in without["results"]), without["results"]
+    assert without["files"]["pending"] or without["files"]["done"]
+    assert without == with_numpy

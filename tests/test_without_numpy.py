@@ -193,3 +193,41 @@ def test_crawler4j_inspect_and_export_answer_the_same_without_numpy(name, tmp_pa
     assert all(result["exit"] == 0 for result in without["results"]), without["results"]
     assert without["files"]["pending"] or without["files"]["done"]
     assert without == with_numpy
+
+
+EXACT = """
+import contextlib, io, json, sys
+from pycrawler.cli import main
+from pycrawler.seen import ExactVisited, per_key
+from pycrawler.store import Environment
+folder, keys, urls = json.load(sys.stdin)
+answers, heard = {}, []
+with Environment(folder, create=True) as env:
+    for name, long_binding in (("visited", False), ("alreadySeenUrl", True)):
+        table = ExactVisited(env, name=name, long_binding=long_binding, batch=700)
+        table.set_receiver(per_key(lambda key, url, new: heard.append([key, url, new])))
+        first = table.add_many(keys[:2000])
+        again = table.add_many(keys)
+        table.add_urls(urls)
+        answers[name] = {"first": [bool(b) for b in first], "again": [bool(b) for b in again],
+                         "contains": [bool(b) for b in table.contains_many(keys[::3] + [0, (1 << 64) - 1])],
+                         "one": [keys[5] in table, table.contains(1)], "count": len(table)}
+        table.close()
+dumps = []
+for name in ("visited", "alreadySeenUrl"):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["store", "dump", folder, "--db", name, "--format", "dbdump"]) == 0
+    dumps.append(out.getvalue())
+json.dump({"answers": answers, "heard": heard, "dumps": dumps}, sys.stdout)
+"""
+
+
+def test_exact_visited_answers_and_stores_the_same_without_numpy(shared, tmp_path):
+    urls, expected = heritrix_vectors(shared)
+    # Heritrix's keys (past 2**63 as often as not), a key twice in a batch, the extremes.
+    keys = [int(key, 16) for key in expected[0][:3000]] + [int(expected[0][7], 16), 0, (1 << 64) - 1]
+    with_numpy = run(EXACT, [str(tmp_path / "with"), keys, urls[:500]], numpy=True)
+    without = run(EXACT, [str(tmp_path / "without"), keys, urls[:500]], numpy=False)
+    assert without["answers"]["visited"]["again"].count(True) == len(set(keys)) - len(set(keys[:2000]))
+    assert without == with_numpy

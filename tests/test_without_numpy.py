@@ -231,3 +231,42 @@ def test_exact_visited_answers_and_stores_the_same_without_numpy(shared, tmp_pat
     without = run(EXACT, [str(tmp_path / "without"), keys, urls[:500]], numpy=False)
     assert without["answers"]["visited"]["again"].count(True) == len(set(keys)) - len(set(keys[:2000]))
     assert without == with_numpy
+
+
+BLOOM = """
+import json, sys
+from pathlib import Path
+from pycrawler.seen.bloom import BLOCKED, CLASSIC, BloomFilter, blocked_false_positive_rate, blocked_parameters
+folder, keys, urls = json.load(sys.stdin)
+out = {"sizes": [blocked_parameters(capacity, fpr) for capacity in (1, 10, 1000, 123_457, 10**8)
+                 for fpr in (0.3, 0.01, 0.001, 1e-6)],
+       "rates": [blocked_false_positive_rate(capacity, 1000, k) for capacity in (10, 5000, 50_000) for k in (1, 7, 20)]}
+for version in (BLOCKED, CLASSIC):
+    path = Path(folder) / f"{version}.bloom"
+    table = BloomFilter.create(path, capacity=4000, fpr=0.01, version=version)
+    answers = {"first": table.add_many(keys[:3000]), "again": table.add_many(keys)}
+    table.add_urls(urls)
+    table.close()
+    table = BloomFilter.open(path)  # (read_only=True: a blocked filter's check fails to compile with numba)
+    answers.update(contains=table.contains_many(keys + [key ^ 1 for key in keys[:500]]),
+                   urls=table.contains_urls(urls + [url + "#x" for url in urls]), url_keys=table.url_keys(urls),
+                   count=len(table), filled=table.false_positive_rate(), file=path.read_bytes().hex())
+    table.close()
+    in_memory = BloomFilter(2000, 0.001, version=version)
+    answers.update(memory=[in_memory.m, in_memory.k, in_memory.add_many(keys[:2000]), in_memory.contains_many(keys)])
+    out[version] = answers
+json.dump(out, sys.stdout, default=lambda array: array.tolist())
+"""
+
+
+def test_bloom_filters_answer_and_write_the_same_bytes_without_numpy(shared, tmp_path):
+    urls, expected = heritrix_vectors(shared)
+    keys = [int(key, 16) for key in expected[0][:3000]] + [int(expected[0][3], 16), 0, (1 << 64) - 1]
+    (tmp_path / "with").mkdir()
+    (tmp_path / "without").mkdir()
+    with_numpy = run(BLOOM, [str(tmp_path / "with"), keys, urls[1:600]], numpy=True)
+    without = run(BLOOM, [str(tmp_path / "without"), keys, urls[1:600]], numpy=False)
+    # The expected rates are sums of floats: numpy adds them pairwise, Python in order.
+    assert without.pop("rates") == pytest.approx(with_numpy.pop("rates"), rel=1e-12)
+    assert without["1"]["first"].count(True) > 2900 and all(without["1"]["contains"][:len(keys)])
+    assert without == with_numpy

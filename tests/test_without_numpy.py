@@ -270,3 +270,28 @@ def test_bloom_filters_answer_and_write_the_same_bytes_without_numpy(shared, tmp
     assert without.pop("rates") == pytest.approx(with_numpy.pop("rates"), rel=1e-12)
     assert without["1"]["first"].count(True) > 2900 and all(without["1"]["contains"][:len(keys)])
     assert without == with_numpy
+
+
+SIMPLE_BLOOM = """
+import json, sys
+from pycrawler.seen.simple_bloom import SimpleBloomFilter, bit_indexes
+path, urls = json.load(sys.stdin)
+table = SimpleBloomFilter()
+table.add_many(urls[:3000])
+table.save(path)
+loaded = SimpleBloomFilter.load(path)
+json.dump({"indexes": [list(map(int, row)) for row in bit_indexes(urls)],
+           "contains": [bool(hit) for hit in loaded.contains_many(urls + [url + "/" for url in urls])],
+           "bits": open(path, "rb").read().hex()}, sys.stdout)
+"""
+
+
+def test_simple_bloom_sets_the_books_bits_without_numpy(shared, tmp_path):
+    """The book's filter: its bit indexes are Java's own (../shared/vectors/simple-bloom.tsv)."""
+    lines = (shared / "vectors" / "simple-bloom.tsv").read_bytes().decode("utf-8").split("\n")[:-1]
+    rows = [line.split("\t", 1) for line in lines]
+    urls = [url for _, url in rows]
+    with_numpy, without = both(SIMPLE_BLOOM, [str(tmp_path / "bits"), urls])
+    assert without["indexes"] == [[int(i) for i in indexes.split(",")] for indexes, _ in rows]
+    assert all(without["contains"][:3000])
+    assert without == with_numpy

@@ -295,3 +295,55 @@ def test_simple_bloom_sets_the_books_bits_without_numpy(shared, tmp_path):
     assert without["indexes"] == [[int(i) for i in indexes.split(",")] for indexes, _ in rows]
     assert all(without["contains"][:3000])
     assert without == with_numpy
+
+
+STORE = """
+import contextlib, io, json, sys
+from pycrawler.cli import main
+from pycrawler.store import Environment
+folder, copy, migrated = json.load(sys.stdin)
+keys = [f"k{i:05d}".encode() for i in range(0, 3000, 3)] + ["ümlaut".encode(), b"\\x00\\xff"]
+flags = lambda answers: [bool(a) for a in answers]
+out = {}
+with Environment(folder, create=True, transactional=True) as env:
+    db = env.open_database("d", create=True)
+    out["put"] = db.put_many(keys, [k[::-1] * 3 for k in keys])
+    out["absent"] = flags(db.put_if_absent_many(keys[::7] + [b"new", b"new"], [b"v"] * (len(keys[::7]) + 2)))
+    out["contains"] = flags(db.contains_many(keys[::5] + [b"nope"]))
+    out["get"] = [None if v is None else v.hex() for v in db.get_many(keys[::11] + [b"nope"])]
+    out["deleted"] = flags(db.delete_many(keys[::13] + [b"nope"]))
+    with env.begin() as txn:
+        db.put(b"in-txn", b"kept", txn=txn)
+    txn = env.begin()
+    db.put(b"aborted", b"gone", txn=txn)
+    txn.abort()
+    out["items"] = [[k.hex(), v.hex()] for k, v in db.items(prefix=b"k01", page_records=7)]
+    out["reverse"] = [k.hex() for k in db.keys(b"k005", b"k020", reverse=True, page_records=5)]
+    with db.cursor() as cursor:
+        out["cursor"] = [[k.hex(), v.hex()] for k, v in (cursor.first(), cursor.next(), cursor.last(), cursor.prev())]
+    out["count"] = db.count()
+    db.close()
+
+def cli(*argv):
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        code = main(list(argv))
+    return [code, text.getvalue()]
+
+out["jsonl"] = cli("store", "dump", folder, "--db", "d", "-o", f"{folder}.jsonl")
+out["load"] = cli("store", "load", copy, "--db", "d", f"{folder}.jsonl")
+out["migrate"] = cli("store", "migrate", copy, migrated, "--to", "3")
+out["dump"] = cli("store", "dump", migrated, "--db", "d", "--format", "dbdump")
+json.dump(out, sys.stdout)
+"""
+
+
+def test_store_api_load_and_migrate_give_the_same_records_without_numpy(tmp_path):
+    answers = []
+    for side, numpy in (("with", True), ("without", False)):
+        answer = run(STORE, [str(tmp_path / side / name) for name in ("store", "copy", "migrated")], numpy=numpy)
+        answers.append(json.loads(json.dumps(answer).replace(str(tmp_path / side), "FOLDER")))  # the commands name it
+    with_numpy, without = answers
+    assert without["put"] == 1002 and without["absent"][-2:] == [True, False]
+    assert without["load"][0] == 0 and without["migrate"][0] == 0 and "HEADER=END" in without["dump"][1]
+    assert without == with_numpy

@@ -17,7 +17,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_wildje import NEEDS_APPLICATION_CLASSES, corpus_folder, folders
+from test_wildje import CORPUS, NEEDS_APPLICATION_CLASSES, chosen_je, corpus_folder, folders
+
+from pycrawler.store.logfile import log_version
 
 TESTS = Path(__file__).resolve().parent
 WITHOUT_NUMPY = "import sys; sys.modules['numpy'] = sys.modules['numba'] = None\n"
@@ -119,24 +121,40 @@ def test_todo_frontier_puts_and_takes_in_the_same_order_without_numpy(order, tmp
 WILD = """
 import json, re, sys
 from cli_runs import run
-store = json.load(sys.stdin)
-(ls,) = run([["store", "ls", store]])
-names = [re.fullmatch(r" *\\d+  (.*)", row).group(1) for row in ls["stdout"].splitlines()[2:]] if ls["exit"] == 0 else ["any"]
-forms = (["--format", "dbdump"], ["--format", "dbdump", "-p"], ["--format", "jsonl"])
-json.dump([ls, *run([["store", "dump", store, "--db", name, *form] for name in names for form in forms])], sys.stdout)
+answers = {}
+for store in json.load(sys.stdin):
+    (ls,) = run([["store", "ls", store]])
+    rows = ls["stdout"].splitlines()[2:] if ls["exit"] == 0 else []
+    names = [re.fullmatch(r" *\\d+  (.*)", row).group(1) for row in rows] or ["any"]
+    forms = (["--format", "dbdump"], ["--format", "dbdump", "-p"], ["--format", "jsonl"])
+    answers[store] = [ls, *run([["store", "dump", store, "--db", name, *form] for name in names for form in forms])]
+json.dump(answers, sys.stdout)
 """
 
 
-@pytest.mark.parametrize("name", folders())
-def test_wild_store_lists_and_dumps_the_same_without_numpy(name, tmp_path):
-    store = tmp_path / "store"
-    shutil.copytree(corpus_folder(name), store)
-    with_numpy, without = both(WILD, str(store))
+def by_reading_je() -> dict[str, list[str]]:
+    """The corpus's stores grouped by the JE pycrawler reads each with: one process (one JVM,
+    one JE) per group and side instead of one per store."""
+    groups: dict[str, list[str]] = {}
+    for name in folders():
+        folder = CORPUS / name
+        groups.setdefault(chosen_je(log_version(folder)) if folder.is_dir() else "missing", []).append(name)
+    return groups
+
+
+@pytest.mark.parametrize("je", sorted(by_reading_je()))
+def test_wild_stores_list_and_dump_the_same_without_numpy(je, tmp_path):
+    stores = []
+    for name in by_reading_je()[je]:
+        stores.append(str(tmp_path / name))
+        shutil.copytree(corpus_folder(name), stores[-1])
+    with_numpy, without = both(WILD, stores)
     assert without == with_numpy
-    if name in NEEDS_APPLICATION_CLASSES:
-        assert all(result["exit"] != 0 for result in without)  # one clean line each, as test_wildje holds
-    else:
-        assert all(result["exit"] == 0 for result in without) and len(without) > 3
+    for store, results in without.items():
+        if Path(store).name in NEEDS_APPLICATION_CLASSES:
+            assert all(result["exit"] != 0 for result in results)  # one clean line each, as test_wildje holds
+        else:
+            assert all(result["exit"] == 0 for result in results) and len(results) > 3, store
 
 
 def test_the_command_line_names_the_work_queue_layout_as_its_frontier_does():

@@ -21,7 +21,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .crawl.engine import FETCHED, Crawler
 from .crawl.settings import CrawlConfig, CrawlSummary
 from .errors import BadInput, SetupError
 from .frontier.politeness import Politeness
@@ -62,6 +61,7 @@ class Summary:
 
 def ok_urls(state: Path) -> list[str]:
     """The URLs the crawl's record holds with status 200."""
+    from .crawl.engine import FETCHED
     from .records.crawl_url import decode
     from .store import Environment
 
@@ -88,6 +88,8 @@ def run(docs: Path = DOCS_ROOT, state: Path = DEFAULT_STATE, *, concurrency: int
             from .console.server import CrawlConsole
 
             served = CrawlConsole(console, console_public)
+        from .crawl.engine import Crawler  # numpy and numba: loaded for a run, not by the command line's help
+
         crawl = Crawler(config, console=served).run()
     started = time.perf_counter()
     truth = reachable_pages(docs, SEED_PAGE, base_url=base_url)

@@ -80,6 +80,8 @@ ANY_JE = frozenset({
     # Page workers ending with their crawl, and seeds refused before a state exists: processes and
     # the command line, whatever JE is loaded.
     "test_orphans", "test_cli_crawl",
+    # The numpy-free paths against the numpy ones: both sides of each comparison run on the same JE.
+    "test_without_numpy",
 })
 """Test modules whose outcome does not depend on which JE runs: marked ``any_je``, they run in
 the JE 3.3 leg only (scripts/test)."""

@@ -6,8 +6,8 @@ import argparse
 import ipaddress
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..crawl.engine import Crawler
 from ..crawl.settings import CrawlConfig, parse_delay, state_defaults
 from ..crawl.scope import SCOPES, check_seeds, server
 from ..crawl.stop_signals import StopSignals
@@ -19,6 +19,9 @@ from .cluster import add_worker_options, join
 from .plain import first_line
 
 LOCAL_CONTACT = "http://localhost/"
+
+if TYPE_CHECKING:
+    from ..crawl.engine import Crawler
 
 
 def contact_for(seeds: list[str], given: str | None) -> str:
@@ -191,6 +194,8 @@ def run_crawl(args: argparse.Namespace) -> int:
                 from ..console.server import CrawlConsole
 
                 console = CrawlConsole(args.console, args.console_public)
+            from ..crawl.engine import Crawler  # the crawl's side (numpy, numba): not needed by the other commands
+
             summary = _crawl(Crawler(config, exchange, console), args.state, signals)
         finally:
             if exchange is not None:

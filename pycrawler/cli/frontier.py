@@ -42,7 +42,6 @@ from ..errors import BadInput
 from ..frontier.layouts import LAYOUTS, open_frontier
 from ..frontier.politeness import Politeness
 from ..frontier.protocol import TodoFrontier
-from ..frontier.workqueues import WorkQueueFrontier, open_store
 from ..store.gateway_address import is_address
 from ..store.logfile import jdb_files
 from ..records.crawl_url import CrawlUrl, to_dict
@@ -53,7 +52,9 @@ MAX_URL_CHARS = 8192
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*\Z")
 _FORBIDDEN = re.compile(r"[\x00-\x20\x7f-\x9f\ud800-\udfff]")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-WORKQUEUES = WorkQueueFrontier.layout
+WORKQUEUES = "workqueues"
+"""``WorkQueueFrontier.layout``: its module (numpy) is imported when a frontier is opened, so the
+command line's other groups load without numpy."""
 
 
 class _IntermixedParser(argparse.ArgumentParser):
@@ -76,6 +77,8 @@ def _open(path: str, *, layout: str | None = None, order: str | None = None, cre
           read_only: bool = False) -> TodoFrontier:
     """The work-queue frontier the directory holds (or ``--layout workqueues`` makes), else
     whichever TODO store :func:`open_frontier` detects."""
+    from ..frontier.workqueues import WorkQueueFrontier, open_store
+
     workqueues = open_store(path, read_only=read_only, politeness=Politeness.none())
     if workqueues is None and layout == WORKQUEUES:
         if is_address(path):
@@ -235,7 +238,7 @@ def run_pop(args: argparse.Namespace) -> int:
 
 def describe(frontier: TodoFrontier) -> dict:
     facts = {"layout": frontier.layout, "order": frontier.order, "count": len(frontier)}
-    if isinstance(frontier, WorkQueueFrontier):
+    if frontier.layout == WORKQUEUES:
         stats = frontier.stats()
         facts.update(queues=stats["queues"], assignment=stats["assignment"])
         for state, figures in stats["by_state"].items():

@@ -183,6 +183,7 @@ def _input_urls(args) -> iter[str]:
 def run_seen(args: argparse.Namespace) -> int:
     from ..keys.heritrix_canon import canonicalize_many
     from ..keys.heritrix_fp import create_keys
+    from ..store.packing import as_list
 
     urls = _input_urls(args)
     with _open(args) as state:
@@ -192,7 +193,7 @@ def run_seen(args: argparse.Namespace) -> int:
             found = state.contains_keys(keys)
             sys.stdout.write("".join(
                 f"{'seen' if hit else 'new'}\t{key:016x}\t{canon}\t{url}\n"
-                for hit, key, canon, url in zip(found.tolist(), keys.tolist(), canonical, batch)))
+                for hit, key, canon, url in zip(as_list(found), as_list(keys), canonical, batch)))
         sys.stdout.flush()
     return 0
 

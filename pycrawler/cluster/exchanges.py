@@ -14,11 +14,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..errors import BadInput
-from ..seen.cache import UrlCache
-from .protocol import LinkExchange
 
 if TYPE_CHECKING:  # membership needs the redis package, an extra: the command line imports this module always
+    from ..seen.cache import UrlCache  # (these two numpy, which the command line loads without)
     from .membership import Membership
+    from .protocol import LinkExchange
 
 EXCHANGES = {
     "split": ("pycrawler.cluster.hostsplit", "open_exchange"),    # Mercator's host splitter (default)

@@ -6,7 +6,10 @@ read-only and streams its pending URLs in crawl order; :mod:`.migrate` makes a p
 state that continues the crawl. See docs/crawler4j.md.
 """
 
+from ..lazy import lazy_attributes
 from .frontier import Crawler4jFrontier
-from .migrate import import_frontier
 
+# The import into a pycrawler crawl state brings the crawl's side (numpy, numba), which reading a
+# frontier (inspect, export) does without: it loads on first use.
 __all__ = ["Crawler4jFrontier", "import_frontier"]
+__getattr__ = lazy_attributes(__name__, {"import_frontier": "migrate"})

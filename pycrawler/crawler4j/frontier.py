@@ -23,19 +23,20 @@ something per URL, a 64-bit fingerprint of each pending one.
 
 from __future__ import annotations
 
+import bisect
 import heapq
+import struct
 from collections import Counter
 from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from .. import store
 from ..errors import BadInput
 from ..keys.fingerprint import fingerprints64
 from ..store import logfile
+from ..store.packing import as_list, np
 from .records import DOC_ID_SIZE, STATISTICS_SIZE, big_endian, decode_weburl, parse_key, url_text
 
 DOC_IDS = "DocIDs"
@@ -143,6 +144,8 @@ class Crawler4jFrontier:
         pending and in-process URLs, sorted: 8 bytes a URL, to tell done URLs from pending ones."""
         rows = self.pending()
         chunks = [fingerprints64([row["url"] for row in batch]) for batch in iter(lambda: list(islice(rows, BATCH)), [])]
+        if np is None:
+            return sorted(key for chunk in chunks for key in chunk)
         return np.sort(np.concatenate(chunks)) if chunks else np.empty(0, dtype=np.uint64)
 
     # -- docids ----------------------------------------------------------------------------------
@@ -154,7 +157,7 @@ class Crawler4jFrontier:
             if len(values) != DOC_ID_SIZE * len(batch):
                 bad = next(v for _, v in batch if len(v) != DOC_ID_SIZE)
                 big_endian(bad, DOC_ID_SIZE, DOC_IDS)  # raises, naming the record
-            yield [url_text(k) for k, _ in batch], np.frombuffer(values, dtype=">i4").astype(np.int32)
+            yield [url_text(k) for k, _ in batch], _docids(values)
 
     def done(self) -> Iterator[dict[str, Any]]:
         """The ``DocIDs`` URLs neither pending nor in process, in ``DocIDs`` order: ``url``, ``docid``.
@@ -163,7 +166,7 @@ class Crawler4jFrontier:
         pending = self.pending_fingerprints()
         for urls, docids in self.doc_ids():
             held = _members(fingerprints64(urls), pending)
-            for url, docid, is_pending in zip(urls, docids.tolist(), held.tolist()):
+            for url, docid, is_pending in zip(urls, as_list(docids), as_list(held)):
                 if not is_pending:
                     yield {"url": url, "docid": docid}
 
@@ -179,9 +182,23 @@ class Crawler4jFrontier:
         self.close()
 
 
-def _members(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
-    """For each of ``values``: is it in the sorted array ``sorted_set``?"""
-    if not len(sorted_set):
-        return np.zeros(len(values), dtype=bool)
-    positions = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
-    return sorted_set[positions] == values
+if np is None:
+    def _docids(values: bytes) -> list[int]:
+        """``DocIDs``' values (big-endian int32 each) as ints."""
+        return list(struct.unpack(f">{len(values) // DOC_ID_SIZE}i", values))
+
+    def _members(values: list[int], sorted_set: list[int]) -> list[bool]:
+        """For each of ``values``: is it in the sorted list ``sorted_set``?"""
+        positions = (bisect.bisect_left(sorted_set, value) for value in values)
+        return [at < len(sorted_set) and sorted_set[at] == value for at, value in zip(positions, values)]
+else:
+    def _docids(values: bytes) -> np.ndarray:
+        """``DocIDs``' values (big-endian int32 each) as an int32 array."""
+        return np.frombuffer(values, dtype=">i4").astype(np.int32)
+
+    def _members(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+        """For each of ``values``: is it in the sorted array ``sorted_set``?"""
+        if not len(sorted_set):
+            return np.zeros(len(values), dtype=bool)
+        positions = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
+        return sorted_set[positions] == values

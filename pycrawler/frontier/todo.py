@@ -33,8 +33,6 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 
-import numpy as np
-
 from .. import jvm
 from ..errors import BadInput
 from ..records.crawl_url import CrawlUrl, decode_packed, encode_many
@@ -42,7 +40,7 @@ from ..store import Environment
 from ..store.java_errors import je_errors
 from ..store.java_worker import JavaWorker
 from ..store.mapping import SortedMap
-from ..store.packing import pack, pack_fixed, unpack
+from ..store.packing import np, pack, pack_fixed, unpack
 from ..store.tuple import java_utf
 from .protocol import TodoFrontier
 
@@ -50,8 +48,6 @@ ORDERS = {"key": "todo_by_url", "fifo": "todo_fifo"}
 """Order name -> the database holding a frontier of that order."""
 KEY_BINDINGS = {"key": "string", "fifo": "long"}
 """Order name -> the tuple binding of its keys (see :mod:`pycrawler.store.bindings`)."""
-
-_LONG_SIGN = np.uint64(1 << 63)
 
 JE_CONFIG = {
     # A checkpoint writes every dirty tree node, and key-order puts dirty nodes all over the
@@ -81,10 +77,17 @@ def _url_key(record: CrawlUrl) -> bytes:
     return java_utf(require_url(record)) + b"\x00"
 
 
-def _sequence_keys(first: int, count: int) -> tuple[bytes, np.ndarray]:
-    """``LongBinding`` bytes of ``first .. first+count-1``, packed for one JNI crossing."""
-    numbers = np.arange(first, first + count, dtype=np.uint64) ^ _LONG_SIGN
-    return pack_fixed(numbers.astype(">u8"))
+if np is None:
+    def _sequence_keys(first: int, count: int) -> tuple:
+        """``LongBinding`` bytes of ``first .. first+count-1``, packed for one JNI crossing."""
+        return pack([(number ^ (1 << 63)).to_bytes(8, "big") for number in range(first, first + count)])
+else:
+    _LONG_SIGN = np.uint64(1 << 63)
+
+    def _sequence_keys(first: int, count: int) -> tuple:
+        """``LongBinding`` bytes of ``first .. first+count-1``, packed for one JNI crossing."""
+        numbers = np.arange(first, first + count, dtype=np.uint64) ^ _LONG_SIGN
+        return pack_fixed(numbers.astype(">u8"))
 
 
 def _sequence_number(key: bytes) -> int:

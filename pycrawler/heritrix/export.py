@@ -22,8 +22,9 @@ from typing import Any, BinaryIO
 from ..errors import BadInput
 from ..progress import meter
 from ..store.catalog import catalog_decoder
+from ..store.packing import as_list
 from .pending import KryoDecoder, cap_queue, h1_crawl_uri, is_cap, is_cap_key, key_fields, parse_key
-from .state import HeritrixState
+from .state import HeritrixState, big_endian
 
 DECODE_BATCH = 4096
 SEEN_FORMATS = ("raw", "hex")
@@ -81,9 +82,9 @@ def write_seen(state: HeritrixState, out: BinaryIO, fmt: str = "raw", *, progres
     with meter("seen", total=state.seen_count, unit="keys", enabled=progress) as bar:
         for keys in state.seen_keys():
             if fmt == "raw":
-                out.write(keys.astype(">u8").tobytes())
+                out.write(big_endian(keys))
             else:
-                out.write("".join(f"{k:016x}\n" for k in keys.tolist()).encode("ascii"))
+                out.write("".join(f"{k:016x}\n" for k in as_list(keys)).encode("ascii"))
             written += len(keys)
             bar.update(len(keys))
     return written

@@ -24,22 +24,22 @@ address is refused.
 Seen keys are ``alreadySeenUrl``'s: ``LongBinding`` of ``create_key(canonicalize(url))``,
 i.e. the 64-bit key with its sign bit flipped, big-endian. :meth:`HeritrixState.seen_keys`
 yields them as unsigned 64-bit numbers in ascending order; :meth:`contains_keys` answers a
-batch in one JNI crossing.
+batch in one JNI crossing. Batches of keys are numpy uint64 arrays, or lists of ints where
+numpy cannot be imported (GraalPy): :func:`big_endian` writes either as 8 bytes a key.
 """
 
 from __future__ import annotations
 
 import functools
 import shutil
+import struct
 from collections.abc import Iterator
 from pathlib import Path
-
-import numpy as np
 
 from .. import store
 from ..errors import BadInput, PycrawlerError, StoreLocked
 from ..store import Environment, gateway_address, logfile
-from ..store.packing import pack_fixed
+from ..store.packing import np, pack, pack_fixed
 from . import checkpoints
 from .writer_lock import WriterProbe
 
@@ -47,7 +47,6 @@ PENDING = "pending"
 SEEN = "alreadySeenUrl"
 CATALOG = "classCatalog"
 HERITRIX_DATABASES = (PENDING, SEEN)
-SIGN_BIT = np.uint64(1 << 63)
 SCAN_PAGE = 65536
 CACHE_BYTES = 64 << 20
 """JE's cache for a Heritrix state. The commands scan it in key order, which a large cache does not
@@ -63,9 +62,43 @@ def heritrix_of(log_version: int) -> int:
     return 3 if log_version >= H3_LOG_VERSION else 1
 
 
-def long_binding(keys: np.ndarray) -> np.ndarray:
-    """createKey values (uint64) as ``LongBinding`` keys: sign bit flipped, big-endian."""
-    return (np.asarray(keys, dtype=np.uint64) ^ SIGN_BIT).astype(">u8")
+if np is None:
+    def _packed_long_binding(keys: list[int]) -> tuple:
+        """createKey values as ``LongBinding`` keys (sign bit flipped, big-endian), packed."""
+        return pack([(key ^ (1 << 63)).to_bytes(8, "big") for key in keys])
+
+    def _unsigned(keys: list[bytes]) -> list[int]:
+        stored = [int.from_bytes(key, "big") ^ (1 << 63) for key in keys if len(key) == 8]
+        if len(stored) != len(keys):
+            raise _not_seen_keys()
+        return stored
+
+    def big_endian(keys: list[int]) -> bytes:
+        """A batch of keys, 8 bytes each, big-endian."""
+        return struct.pack(f">{len(keys)}Q", *keys)
+else:
+    SIGN_BIT = np.uint64(1 << 63)
+
+    def long_binding(keys: np.ndarray) -> np.ndarray:
+        """createKey values (uint64) as ``LongBinding`` keys: sign bit flipped, big-endian."""
+        return (np.asarray(keys, dtype=np.uint64) ^ SIGN_BIT).astype(">u8")
+
+    def _packed_long_binding(keys) -> tuple:
+        return pack_fixed(long_binding(keys))
+
+    def _unsigned(keys: list[bytes]) -> np.ndarray:
+        stored = np.frombuffer(b"".join(keys), dtype=">u8")
+        if len(stored) != len(keys):
+            raise _not_seen_keys()
+        return stored.astype(np.uint64) ^ SIGN_BIT
+
+    def big_endian(keys: np.ndarray) -> bytes:
+        """A batch of keys, 8 bytes each, big-endian."""
+        return keys.astype(">u8").tobytes()
+
+
+def _not_seen_keys() -> BadInput:
+    return BadInput(f"{SEEN} holds a key that is not 8 bytes: not a Heritrix seen set")
 
 
 class HeritrixState:
@@ -178,7 +211,7 @@ class HeritrixState:
         return self.database(SEEN).count() if SEEN in self.database_names() else 0
 
     def seen_keys(self, page: int = SCAN_PAGE) -> Iterator[np.ndarray]:
-        """The seen keys as uint64 arrays, ascending (unsigned) across all arrays.
+        """The seen keys as uint64 arrays (lists without numpy), ascending (unsigned) across all.
 
         JE orders ``LongBinding`` keys as signed numbers, so the keys with the top bit clear
         (stored from ``80 00..``) are read first, then the rest (stored below ``80``)."""
@@ -198,10 +231,9 @@ class HeritrixState:
 
     def contains_keys(self, keys: np.ndarray) -> np.ndarray:
         """For each createKey value: is it in ``alreadySeenUrl``? One JNI crossing per call."""
-        keys = np.asarray(keys, dtype=np.uint64)
         if SEEN not in self.database_names() or not len(keys):
-            return np.zeros(len(keys), dtype=bool)
-        return self.database(SEEN).contains_many(pack_fixed(long_binding(keys)))
+            return [False] * len(keys) if np is None else np.zeros(len(keys), dtype=bool)
+        return self.database(SEEN).contains_many(_packed_long_binding(keys))
 
     # -- life cycle ------------------------------------------------------------------------------
     def close(self) -> None:
@@ -220,13 +252,6 @@ class HeritrixState:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def _unsigned(keys: list[bytes]) -> np.ndarray:
-    stored = np.frombuffer(b"".join(keys), dtype=">u8")
-    if len(stored) != len(keys):
-        raise BadInput(f"{SEEN} holds a key that is not 8 bytes: not a Heritrix seen set")
-    return stored.astype(np.uint64) ^ SIGN_BIT
 
 
 def _refuse_live_writer(path: Path, probe: WriterProbe) -> None:

@@ -20,10 +20,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
-import numpy as np
-
 from .md5 import md5_digests
-from .urls import packed_utf8, url_bytes
+from .urls import np, packed_utf8, url_bytes
 
 
 def fingerprint64(url: str) -> int:
@@ -31,7 +29,12 @@ def fingerprint64(url: str) -> int:
     return int.from_bytes(hashlib.md5(url_bytes(url)).digest()[:8], "big")
 
 
-def fingerprints64(urls: Iterable[str]) -> np.ndarray:
-    """:func:`fingerprint64` of each URL as a numpy uint64 array, computed in one batch."""
-    digests = np.frombuffer(md5_digests(*packed_utf8(urls)), dtype=">u8")
-    return digests[::2].astype(np.uint64)  # bytes 0..7 of each 16-byte digest, big-endian
+if np is None:
+    def fingerprints64(urls: Iterable[str]) -> list[int]:
+        """:func:`fingerprint64` of each URL, as a list (no numpy: GraalPy)."""
+        return [fingerprint64(url) for url in urls]
+else:
+    def fingerprints64(urls: Iterable[str]) -> np.ndarray:
+        """:func:`fingerprint64` of each URL as a numpy uint64 array, computed in one batch."""
+        digests = np.frombuffer(md5_digests(*packed_utf8(urls)), dtype=">u8")
+        return digests[::2].astype(np.uint64)  # bytes 0..7 of each 16-byte digest, big-endian

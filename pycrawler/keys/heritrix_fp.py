@@ -37,10 +37,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import cached_property
 
-import numpy as np
-
 from ..errors import BadInput
-from .urls import utf16_units
+from .urls import np, utf16_units
 
 _WORD = (1 << 64) - 1
 _X_TO_THE_0 = 1 << 63
@@ -55,6 +53,15 @@ CHUNK = 512
 
 _SLASH = ord("/")
 _COLON = ord(":")
+
+
+def _byte_table(bit_values: list[int]) -> list[int]:
+    """:func:`_byte_tables` of one row of 8 values, in plain ints (the scalar path's tables)."""
+    table = [0] * 256
+    for byte in range(1, 256):
+        low_bit = byte & -byte
+        table[byte] = table[byte ^ low_bit] ^ bit_values[low_bit.bit_length() - 1]
+    return table
 
 
 def _byte_tables(bit_values) -> np.ndarray:
@@ -142,14 +149,11 @@ class RabinFingerprinter:
         p = self._powers
         # After f ^= unit, multiplying by x^16 pushes the word's low 16 bits (x^63 .. x^48)
         # out as x^79 .. x^64: these tables give their reduced values, low byte and high byte.
-        shifted_out_low = [int(v) for v in _byte_tables([p[79 - b] for b in range(8)])]
-        shifted_out_high = [int(v) for v in _byte_tables([p[71 - b] for b in range(8)])]
+        shifted_out_low = _byte_table([p[79 - b] for b in range(8)])
+        shifted_out_high = _byte_table([p[71 - b] for b in range(8)])
         # The final reduction folds the coefficients of x^degree .. x^63 (the low bytes).
         low_bytes = (64 - self.degree) // 8
-        reduce = [
-            [int(v) for v in _byte_tables([p[63 - 8 * i - b] for b in range(8)])]
-            for i in range(low_bytes)
-        ]
+        reduce = [_byte_table([p[63 - 8 * i - b] for b in range(8)]) for i in range(low_bytes)]
         keep = (_WORD << (64 - self.degree)) & _WORD
         return shifted_out_low, shifted_out_high, reduce, keep
 
@@ -286,9 +290,14 @@ class RabinFingerprinter:
         fingerprints[filled] ^= sums
         return fingerprints
 
-    def fp_many(self, texts: Iterable[str]) -> np.ndarray:
-        """:meth:`fp` of each string, as a numpy uint64 array, computed in batches."""
-        return _in_chunks(lambda chunk, scratch: self.fold(*utf16_units(chunk), scratch), texts)
+    if np is None:
+        def fp_many(self, texts: Iterable[str]) -> list[int]:
+            """:meth:`fp` of each string, one by one (no numpy)."""
+            return [self.fp(text) for text in texts]
+    else:
+        def fp_many(self, texts: Iterable[str]) -> np.ndarray:
+            """:meth:`fp` of each string, as a numpy uint64 array, computed in batches."""
+            return _in_chunks(lambda chunk, scratch: self.fold(*utf16_units(chunk), scratch), texts)
 
 
 # The generators Heritrix uses (FPGenerator.std24 / std40 / std64).
@@ -396,9 +405,14 @@ def _create_keys_of_chunk(urls: list[str], scratch: Scratch) -> np.ndarray:
     return host_part | (STD40.fold(units, lengths, scratch) >> np.uint64(24))
 
 
-def create_keys(urls: Iterable[str]) -> np.ndarray:
-    """:func:`create_key` of each URL, as a numpy uint64 array, computed in batches."""
-    return _in_chunks(_create_keys_of_chunk, urls)
+if np is None:
+    def create_keys(urls: Iterable[str]) -> list[int]:
+        """:func:`create_key` of each URL, one by one (no numpy)."""
+        return [create_key(url) for url in urls]
+else:
+    def create_keys(urls: Iterable[str]) -> np.ndarray:
+        """:func:`create_key` of each URL, as a numpy uint64 array, computed in batches."""
+        return _in_chunks(_create_keys_of_chunk, urls)
 
 
 def _in_chunks(compute, texts: Iterable[str]) -> np.ndarray:

@@ -7,6 +7,7 @@ Batches of fewer than :data:`COMPILED_BATCH` URLs are hashed with hashlib, large
 compiled kernel of :mod:`.md5_kernel`, imported on first use: loading numba costs a process
 ~70 MB and ~0.3 s, which a crawl (a few hundred links per schedule batch, ~30k links/s at most)
 never earns back, while a 10M-URL import gains ~1.5x from it. Both paths give the same digests.
+Without numpy (GraalPy) every batch is hashed with hashlib, URL by URL.
 """
 
 from __future__ import annotations
@@ -14,9 +15,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
-import numpy as np
-
-from .urls import packed_utf8, url_bytes
+from .urls import np, packed_utf8, url_bytes
 
 COMPILED_BATCH = 1 << 14
 """Batches of at least this many URLs go through the compiled kernel. Measured here: hashlib
@@ -40,7 +39,12 @@ def md5_key(url: str) -> str:
     return hashlib.md5(url_bytes(url)).hexdigest()
 
 
-def md5_keys(urls: Iterable[str]) -> list[str]:
-    """:func:`md5_key` of each URL, in order, computed in one batch."""
-    hexed = md5_digests(*packed_utf8(urls)).hex()
-    return [hexed[i:i + 32] for i in range(0, len(hexed), 32)]
+if np is None:
+    def md5_keys(urls: Iterable[str]) -> list[str]:
+        """:func:`md5_key` of each URL, in order."""
+        return [md5_key(url) for url in urls]
+else:
+    def md5_keys(urls: Iterable[str]) -> list[str]:
+        """:func:`md5_key` of each URL, in order, computed in one batch."""
+        hexed = md5_digests(*packed_utf8(urls)).hex()
+        return [hexed[i:i + 32] for i in range(0, len(hexed), 32)]

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import numpy as np
-
 from ..errors import BadInput
+
+try:
+    import numpy as np
+except ImportError:  # GraalPy: no numpy; the packed forms below are for the numpy paths only
+    np = None
 
 ENCODING = "utf-8"
 ERRORS = "surrogatepass"

@@ -9,95 +9,64 @@ typical URL hashes in tens of nanoseconds where its MD5 fingerprint takes ~0.3 u
 
 It is not the fingerprint the exact and DRUM tables store (:func:`pycrawler.keys.fingerprints64`,
 the MD5 prefix): XXH64 is fine for spreading bits, not meant to resist crafted collisions.
-The kernel is compiled with numba over the packed batch, one Python call per batch.
+The kernel (:mod:`.xxh64_kernel`) is compiled with numba over the packed batch, one Python
+call per batch; without numpy (GraalPy) each URL is hashed in plain Python ints, as the
+reference implementation writes it, about 100 times slower.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-import numba
-import numpy as np
+from .urls import np, packed_utf8, url_bytes
 
-from .urls import packed_utf8
+if np is None:
+    _WORD = (1 << 64) - 1
+    _P1, _P2, _P3, _P4, _P5 = (0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x85EBCA77C2B2AE63,
+                               0x27D4EB2F165667C5)
 
-_P1 = np.uint64(0x9E3779B185EBCA87)
-_P2 = np.uint64(0xC2B2AE3D27D4EB4F)
-_P3 = np.uint64(0x165667B19E3779F9)
-_P4 = np.uint64(0x85EBCA77C2B2AE63)
-_P5 = np.uint64(0x27D4EB2F165667C5)
+    def _rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (64 - r))) & _WORD
 
+    def _round(acc: int, lane: int) -> int:
+        return (_rotl((acc + lane * _P2) & _WORD, 31) * _P1) & _WORD
 
-@numba.njit(cache=True, inline="always")
-def _rotl(x, r):
-    return (x << np.uint64(r)) | (x >> np.uint64(64 - r))
-
-
-@numba.njit(cache=True, inline="always")
-def _read64(data, pos):
-    value = np.uint64(0)
-    for j in range(7, -1, -1):
-        value = (value << np.uint64(8)) | np.uint64(data[pos + j])
-    return value
-
-
-@numba.njit(cache=True, inline="always")
-def _read32(data, pos):
-    return (np.uint64(data[pos]) | (np.uint64(data[pos + 1]) << np.uint64(8))
-            | (np.uint64(data[pos + 2]) << np.uint64(16)) | (np.uint64(data[pos + 3]) << np.uint64(24)))
-
-
-@numba.njit(cache=True, inline="always")
-def _round(acc, lane):
-    return _rotl(acc + lane * _P2, 31) * _P1
-
-
-@numba.njit(cache=True, inline="always")
-def _merge(acc, lane):
-    return (acc ^ _round(np.uint64(0), lane)) * _P1 + _P4
-
-
-@numba.njit(cache=True)
-def xxh64_packed(data, offsets, out):
-    """XXH64 (seed 0) of each ``data[offsets[i]:offsets[i+1]]`` into ``out[i]``."""
-    for i in range(offsets.shape[0] - 1):
-        pos, end = offsets[i], offsets[i + 1]
-        length = end - pos
+    def xxh64(data: bytes) -> int:
+        """XXH64 (seed 0) of ``data``."""
+        length, pos = len(data), 0
         if length >= 32:
-            v1 = _P1 + _P2
-            v2 = _P2
-            v3 = np.uint64(0)
-            v4 = np.uint64(0) - _P1
-            while pos + 32 <= end:
-                v1 = _round(v1, _read64(data, pos))
-                v2 = _round(v2, _read64(data, pos + 8))
-                v3 = _round(v3, _read64(data, pos + 16))
-                v4 = _round(v4, _read64(data, pos + 24))
+            v = [(_P1 + _P2) & _WORD, _P2, 0, (-_P1) & _WORD]
+            while pos + 32 <= length:
+                v = [_round(acc, int.from_bytes(data[pos + 8 * i:pos + 8 * i + 8], "little")) for i, acc in enumerate(v)]
                 pos += 32
-            h = _rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)
-            h = _merge(_merge(_merge(_merge(h, v1), v2), v3), v4)
+            h = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & _WORD
+            for acc in v:
+                h = ((h ^ _round(0, acc)) * _P1 + _P4) & _WORD
         else:
             h = _P5
-        h += np.uint64(length)
-        while pos + 8 <= end:
-            h = _rotl(h ^ _round(np.uint64(0), _read64(data, pos)), 27) * _P1 + _P4
+        h = (h + length) & _WORD
+        while pos + 8 <= length:
+            h = (_rotl(h ^ _round(0, int.from_bytes(data[pos:pos + 8], "little")), 27) * _P1 + _P4) & _WORD
             pos += 8
-        if pos + 4 <= end:
-            h = _rotl(h ^ (_read32(data, pos) * _P1), 23) * _P2 + _P3
+        if pos + 4 <= length:
+            h = (_rotl(h ^ ((int.from_bytes(data[pos:pos + 4], "little") * _P1) & _WORD), 23) * _P2 + _P3) & _WORD
             pos += 4
-        while pos < end:
-            h = _rotl(h ^ (np.uint64(data[pos]) * _P5), 11) * _P1
+        while pos < length:
+            h = (_rotl(h ^ ((data[pos] * _P5) & _WORD), 11) * _P1) & _WORD
             pos += 1
-        h ^= h >> np.uint64(33)
-        h *= _P2
-        h ^= h >> np.uint64(29)
-        h *= _P3
-        out[i] = h ^ (h >> np.uint64(32))
+        h = ((h ^ (h >> 33)) * _P2) & _WORD
+        h = ((h ^ (h >> 29)) * _P3) & _WORD
+        return h ^ (h >> 32)
 
+    def xxh64_urls(urls: Iterable[str]) -> list[int]:
+        """XXH64 of each URL's bytes (BadInput for None, non-str, empty), URL by URL."""
+        return [xxh64(url_bytes(url)) for url in urls]
+else:
+    from .xxh64_kernel import xxh64_packed
 
-def xxh64_urls(urls: Iterable[str]) -> np.ndarray:
-    """XXH64 of each URL's bytes as a uint64 array (BadInput for None, non-str, empty)."""
-    data, offsets = packed_utf8(urls)
-    out = np.empty(len(offsets) - 1, dtype=np.uint64)
-    xxh64_packed(data, offsets, out)
-    return out
+    def xxh64_urls(urls: Iterable[str]) -> np.ndarray:
+        """XXH64 of each URL's bytes as a uint64 array (BadInput for None, non-str, empty)."""
+        data, offsets = packed_utf8(urls)
+        out = np.empty(len(offsets) - 1, dtype=np.uint64)
+        xxh64_packed(data, offsets, out)
+        return out

@@ -39,13 +39,12 @@ from __future__ import annotations
 
 import dataclasses
 import struct
+import sys
 from collections.abc import Iterable, Sequence
-
-import numpy as np
 
 from ..jvm.gc_pause import gc_paused
 from ..store.bindings import Binding, register_binding
-from ..store.packing import pack
+from ..store.packing import as_list, np, pack
 from ..store.tuple import NULL_STRING, TupleFormatError, java_utf, java_utf_decode
 from .crawl_url_layout import (INT_BIAS, LONG_BIAS, SCAN_BAD_VERSION, SCAN_OK, SCAN_TRAILING,
                                SCAN_TRUNCATED)
@@ -199,10 +198,11 @@ def _invalid(record) -> TupleFormatError:
 # paths return the same records and raise the same errors (a record the scan flags is
 # reported with the scan's error code).
 
-COMPILED_BATCH = 64
+COMPILED_BATCH = 64 if np is not None else sys.maxsize
 """Batches of at least this many records take the compiled scan. Below, reading each record
 in Python is as fast and keeps numba (~70 MB and ~0.3 s per process) out of processes that
-decode a few records at a time, as a crawl's frontier does."""
+decode a few records at a time, as a crawl's frontier does. Without numpy (GraalPy) every
+batch is read record by record."""
 
 _TEXT_FIELDS = 8      # ori_url, url, char_set, abstract_text, author, description, title, type
 _INT_COLUMNS = 6      # url_no, status_code, hit_num, weight, file_size, layer
@@ -256,15 +256,14 @@ def decode_packed(data, offsets) -> list[CrawlUrl]:
     version or damaged bytes: stored records may come from anyone.
     """
     data = bytes(data)
-    bounds = np.asarray(offsets, dtype=np.int64)
-    n = len(bounds) - 1
+    n = len(offsets) - 1
     if n <= 0:
         return []
     with gc_paused():
         if n < COMPILED_BATCH:
-            bounds = bounds.tolist()
+            bounds = as_list(offsets)
             return [_decode_record(data[start:end]) for start, end in zip(bounds, bounds[1:])]
-        return _decode_scanned(data, bounds, n)
+        return _decode_scanned(data, np.asarray(offsets, dtype=np.int64), n)
 
 
 def _decode_record(data: bytes) -> CrawlUrl:
@@ -310,7 +309,7 @@ def _decode_record(data: bytes) -> CrawlUrl:
                     last_update_time, time_to_live, title, type_, url_references, layer - INT_BIAS)
 
 
-def _decode_scanned(data: bytes, bounds: np.ndarray, n: int) -> list[CrawlUrl]:
+def _decode_scanned(data: bytes, bounds, n: int) -> list[CrawlUrl]:
     """A large batch through the compiled scan, then one slice per string (see above)."""
     from .crawl_url_scan import scan
 

@@ -75,16 +75,19 @@ import os
 import struct
 from pathlib import Path
 
-import numba
-import numpy as np
-
 from .. import failpoints
 from ..atomic_write import replacing
 from ..errors import BadInput, as_disk_full
 from ..keys import fingerprints64
 from ..keys.xxh64 import xxh64_urls
+from ..store.packing import np
 from .protocol import as_keys
 from .synchronous import SynchronousVisited
+
+if np is None:  # GraalPy: the same bits, set by plain Python on bytes
+    from . import bloom_python as bit_ops
+else:
+    from . import bloom_numpy as bit_ops
 
 MAGIC = b"PYCBLOOM"
 CLASSIC, BLOCKED = 1, 2
@@ -111,15 +114,24 @@ def optimal_parameters(capacity: int, fpr: float) -> tuple[int, int]:
     return bits, max(1, round(bits / capacity * math.log(2)))
 
 
-def blocked_false_positive_rate(capacity: int, blocks: int, k: int) -> float:
-    """Expected false-positive rate of a blocked filter of ``blocks`` 512-bit blocks holding
-    ``capacity`` keys with ``k`` probes: the keys in a block are Poisson(capacity / blocks), and
-    a block holding j keys answers yes with probability (1 - (1 - 1/512)^(k j))^k."""
-    mean = capacity / blocks
-    j = np.arange(0, int(mean + 12 * math.sqrt(mean) + 30))
-    log_poisson = j * math.log(mean) - mean - np.array([math.lgamma(x + 1) for x in j])
-    per_block = (1.0 - (1.0 - 1.0 / BLOCK_BITS) ** (k * j)) ** k
-    return float(np.sum(np.exp(log_poisson) * per_block))
+if np is None:
+    def blocked_false_positive_rate(capacity: int, blocks: int, k: int) -> float:
+        """Expected false-positive rate of a blocked filter of ``blocks`` 512-bit blocks holding
+        ``capacity`` keys with ``k`` probes (as below, in plain floats)."""
+        mean = capacity / blocks
+        return sum(math.exp(j * math.log(mean) - mean - math.lgamma(j + 1))
+                   * (1.0 - (1.0 - 1.0 / BLOCK_BITS) ** (k * j)) ** k
+                   for j in range(int(mean + 12 * math.sqrt(mean) + 30)))
+else:
+    def blocked_false_positive_rate(capacity: int, blocks: int, k: int) -> float:
+        """Expected false-positive rate of a blocked filter of ``blocks`` 512-bit blocks holding
+        ``capacity`` keys with ``k`` probes: the keys in a block are Poisson(capacity / blocks), and
+        a block holding j keys answers yes with probability (1 - (1 - 1/512)^(k j))^k."""
+        mean = capacity / blocks
+        j = np.arange(0, int(mean + 12 * math.sqrt(mean) + 30))
+        log_poisson = j * math.log(mean) - mean - np.array([math.lgamma(x + 1) for x in j])
+        per_block = (1.0 - (1.0 - 1.0 / BLOCK_BITS) ** (k * j)) ** k
+        return float(np.sum(np.exp(log_poisson) * per_block))
 
 
 def blocked_parameters(capacity: int, fpr: float) -> tuple[int, int]:
@@ -157,113 +169,6 @@ def _parameters(version: int, capacity: int, fpr: float) -> tuple[int, int]:
     return (blocked_parameters if version == BLOCKED else optimal_parameters)(capacity, fpr)
 
 
-@numba.njit(cache=True, inline="always")
-def _mix(x):
-    """splitmix64's finaliser: a bijection of uint64 with full avalanche."""
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-@numba.njit(cache=True, inline="always")
-def _bit(g, m):
-    if m <= np.uint64(0x100000000):
-        return ((g >> np.uint64(32)) * m) >> np.uint64(32)
-    return g % m
-
-
-@numba.njit(cache=True, inline="always")
-def _seed(key):
-    """A key's first hash (h1), shared by both formats' probe sequences."""
-    return _mix(key + np.uint64(0x9E3779B97F4A7C15))
-
-
-@numba.njit(cache=True, inline="always")
-def _probe_start(key):
-    """The first probe and the (odd) step of a key's double-hashing sequence (format 1)."""
-    h1 = _seed(key)
-    return h1, _mix(h1) | np.uint64(1)
-
-
-@numba.njit(cache=True)
-def _add_kernel(bits, m, k, keys, new):
-    added = 0
-    for r in range(keys.shape[0]):
-        g, h2 = _probe_start(keys[r])
-        fresh = False
-        for _ in range(k):
-            i = _bit(g, m)
-            byte = i >> np.uint64(3)
-            mask = np.uint8(1) << np.uint8(i & np.uint64(7))
-            if not bits[byte] & mask:
-                fresh = True
-                bits[byte] |= mask
-            g += h2
-        new[r] = fresh
-        added += fresh
-    return added
-
-
-@numba.njit(cache=True)
-def _contains_kernel(bits, m, k, keys, hit):
-    for r in range(keys.shape[0]):
-        g, h2 = _probe_start(keys[r])
-        present = True
-        for _ in range(k):
-            i = _bit(g, m)
-            if not bits[i >> np.uint64(3)] & (np.uint8(1) << np.uint8(i & np.uint64(7))):
-                present = False
-                break
-            g += h2
-        hit[r] = present
-
-
-_GROUP = 16  # keys whose cache lines are requested together before any is used
-
-
-@numba.njit(cache=True, inline="always")
-def _block_of(key, blocks):
-    """(first word of the key's block, the word its probe positions come from)."""
-    h1 = _seed(key)
-    return _bit(h1, blocks) * np.uint64(8), _mix(h1)
-
-
-@numba.njit(cache=True)
-def _blocked_kernel(words, blocks, k, keys, out, update):
-    """Check (``update`` False) or check+update of every key of a blocked filter; out[r] is
-    True where the key was absent (update) or present (check). Keys go in groups: first each
-    key's block is found and its cache line touched (independent loads the CPU overlaps),
-    then the probes run on lines already on their way."""
-    n = keys.shape[0]
-    base = np.empty(_GROUP, dtype=np.uint64)
-    seed = np.empty(_GROUP, dtype=np.uint64)
-    touched = np.uint64(0)
-    changed = 0
-    for start in range(0, n, _GROUP):
-        stop = min(n, start + _GROUP)
-        for r in range(start, stop):
-            b, w = _block_of(keys[r], blocks)
-            base[r - start], seed[r - start] = b, w
-            touched ^= words[b]
-        for r in range(start, stop):
-            b, w = base[r - start], seed[r - start]
-            missing = False
-            for i in range(k):
-                if i and i % 7 == 0:
-                    w = _mix(w)
-                position = w & np.uint64(511)
-                w >>= np.uint64(9)
-                word = b + (position >> np.uint64(6))
-                mask = np.uint64(1) << (position & np.uint64(63))
-                old = words[word]
-                missing |= (old & mask) == 0
-                if update:
-                    words[word] = old | mask
-            out[r] = missing if update else not missing
-            changed += missing
-    return changed, touched
-
-
 def _reserve(fd: int, size: int, path: Path) -> None:
     """Give the file open as ``fd`` (the filter ``path``) its ``size`` bytes on disk now.
 
@@ -290,8 +195,9 @@ class BloomFilter(SynchronousVisited):
     def __init__(self, capacity: int, fpr: float = 0.01, *, version: int = VERSION):
         self._setup(version, *_parameters(_known(version, "requested"), capacity, fpr), capacity, fpr, 0)
         self.path: Path | None = None
-        self._map: np.memmap | None = None
-        self._bits = np.zeros(self.m // 8, dtype=np.uint8)
+        self._map = None
+        self._writable = False
+        self._bits = bit_ops.zeroed(self.m // 8)
 
     def _setup(self, version: int, m: int, k: int, capacity: int, fpr: float, count: int) -> None:
         self.version, self.m, self.k, self.capacity, self.fpr, self.count = version, m, k, capacity, fpr, count
@@ -342,29 +248,18 @@ class BloomFilter(SynchronousVisited):
         self = cls.__new__(cls)
         self._setup(version, m, k, capacity, fpr, count)
         self.path = path
-        self._map = np.memmap(path, dtype=np.uint8, mode="r" if read_only else "r+")
-        self._bits = self._map[HEADER_SIZE:]
+        self._map, self._bits = bit_ops.mapped(path, HEADER_SIZE, read_only)
+        self._writable = not read_only
         return self
 
     # -- the table ---------------------------------------------------------------------------
     def add_many(self, keys) -> np.ndarray:
-        keys = as_keys(keys)
-        new = np.empty(len(keys), dtype=np.bool_)
-        if self.version == BLOCKED:
-            added = _blocked_kernel(self._words(), np.uint64(self.m // BLOCK_BITS), self.k, keys, new, True)[0]
-        else:
-            added = _add_kernel(self._live_bits(), np.uint64(self.m), self.k, keys, new)
-        self.count += int(added)
+        new, added = bit_ops.resolve(self._live_bits(), self.version == BLOCKED, self.m, self.k, as_keys(keys), True)
+        self.count += added
         return new
 
     def contains_many(self, keys) -> np.ndarray:
-        keys = as_keys(keys)
-        hit = np.empty(len(keys), dtype=np.bool_)
-        if self.version == BLOCKED:
-            _blocked_kernel(self._words(), np.uint64(self.m // BLOCK_BITS), self.k, keys, hit, False)
-        else:
-            _contains_kernel(self._live_bits(), np.uint64(self.m), self.k, keys, hit)
-        return hit
+        return bit_ops.resolve(self._live_bits(), self.version == BLOCKED, self.m, self.k, as_keys(keys), False)[0]
 
     # -- URL forms: this filter's URL key ------------------------------------------------------
     def url_keys(self, urls) -> np.ndarray:
@@ -385,8 +280,7 @@ class BloomFilter(SynchronousVisited):
 
     def false_positive_rate(self) -> float:
         """The expected rate now, from the fraction of bits set (``fill ** k``)."""
-        ones = int(np.unpackbits(self._live_bits()).sum())
-        return (ones / self.m) ** self.k
+        return (bit_ops.ones(self._live_bits()) / self.m) ** self.k
 
     def figures(self) -> dict:
         """What the operator's console shows, estimated from the count of keys added instead of
@@ -410,20 +304,16 @@ class BloomFilter(SynchronousVisited):
     # -- persistence -------------------------------------------------------------------------
     def flush(self, txn=None) -> None:
         """Write the count into the header (the bits are already in the mapping)."""
-        if self._map is not None and self._map.mode == "r+":
-            self._map[:HEADER_SIZE] = np.frombuffer(
-                HEADER.pack(MAGIC, self.version, self.k, self.m, self.capacity, self.count, self.fpr), dtype=np.uint8)
+        if self._map is not None and self._writable:
+            bit_ops.write_header(self._map, HEADER.pack(MAGIC, self.version, self.k, self.m, self.capacity,
+                                                        self.count, self.fpr))
 
     def close(self) -> None:
         if self._map is not None:
             self.flush()
-            self._map.flush()
+            bit_ops.sync(self._map)
             self._map = None
         self._bits = None
-
-    def _words(self) -> np.ndarray:
-        """The bits as little-endian 64-bit words (the blocked kernels' view of the same bytes)."""
-        return self._live_bits().view("<u8")
 
     def _live_bits(self) -> np.ndarray:
         if self._bits is None:

@@ -15,13 +15,12 @@ flipped, the layout of Heritrix's ``alreadySeenUrl``), for keys that are Heritri
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..store.packing import pack_fixed, u64_keys
+from ..store.packing import np, pack, pack_fixed, u64_keys
 from .protocol import as_keys
 from .synchronous import SynchronousVisited
 
-SIGN_BIT = np.uint64(1 << 63)
+if np is not None:
+    SIGN_BIT = np.uint64(1 << 63)
 
 
 class ExactVisited(SynchronousVisited):
@@ -37,18 +36,30 @@ class ExactVisited(SynchronousVisited):
         self.long_binding = long_binding
         self.batch = batch
 
-    def _packed(self, keys: np.ndarray):
-        if self.long_binding:
-            keys = keys ^ SIGN_BIT
-        return pack_fixed(u64_keys(keys))
+    if np is None:  # GraalPy: keys are lists of ints, 8 bytes each with int.to_bytes
+        def _packed(self, keys: list[int]):
+            sign = 1 << 63 if self.long_binding else 0
+            return pack([(key ^ sign).to_bytes(8, "big") for key in keys])
 
-    def _per_batch(self, operation, keys, txn=None) -> np.ndarray:
-        keys = as_keys(keys)
-        out = np.empty(len(keys), dtype=bool)
-        for start in range(0, len(keys), self.batch):
-            chunk = keys[start:start + self.batch]
-            out[start:start + len(chunk)] = operation(self._packed(chunk), txn=txn)
-        return out
+        def _per_batch(self, operation, keys, txn=None) -> list[bool]:
+            keys = as_keys(keys)
+            out = []
+            for start in range(0, len(keys), self.batch):
+                out += operation(self._packed(keys[start:start + self.batch]), txn=txn)
+            return out
+    else:
+        def _packed(self, keys: np.ndarray):
+            if self.long_binding:
+                keys = keys ^ SIGN_BIT
+            return pack_fixed(u64_keys(keys))
+
+        def _per_batch(self, operation, keys, txn=None) -> np.ndarray:
+            keys = as_keys(keys)
+            out = np.empty(len(keys), dtype=bool)
+            for start in range(0, len(keys), self.batch):
+                chunk = keys[start:start + self.batch]
+                out[start:start + len(chunk)] = operation(self._packed(chunk), txn=txn)
+            return out
 
     def add_many(self, keys, txn=None) -> np.ndarray:
         """Check+update ``keys`` (True: was new); with ``txn`` (a transaction of this table's

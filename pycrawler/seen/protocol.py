@@ -46,38 +46,48 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from ..keys import fingerprints64
+from ..store.packing import as_list, np
 
-Receiver = Callable[[np.ndarray, Sequence[Any], np.ndarray], None]
+Receiver = Callable[[Sequence[int], Sequence[Any], Sequence[bool]], None]
+"""(keys, aux, unique): numpy arrays of the keys and of the flags, or lists of them without numpy."""
 
 
-def as_keys(keys) -> np.ndarray:
-    """Keys as a 1-D uint64 array: ints in [0, 2**64) as a list, an array or one int."""
-    from ..errors import BadInput
+if np is None:
+    def as_keys(keys) -> list[int]:
+        """Keys as a list of ints in [0, 2**64): a list, a tuple or one int (no numpy: GraalPy)."""
+        from ..errors import BadInput
 
-    array = keys if isinstance(keys, np.ndarray) else np.asarray(keys)
-    if array.dtype.kind in "fO" and not isinstance(keys, np.ndarray):
-        # numpy holds a list of Python ints past 2**63 as floats or objects: convert exactly.
-        try:
-            if not all(isinstance(k, int) for k in (keys if isinstance(keys, (list, tuple)) else [keys])):
-                raise TypeError
-            array = np.array(keys, dtype=np.uint64)
-        except (OverflowError, TypeError, ValueError):
-            raise BadInput("Visited keys are ints in [0, 2**64)") from None
-    if array.dtype.kind not in "iu" and array.size:
-        raise BadInput(f"Visited keys are 64-bit unsigned ints, not {array.dtype}")
-    if array.dtype.kind == "i" and array.size and array.min() < 0:
-        raise BadInput("Visited keys are ints in [0, 2**64), not negative")
-    return array.astype(np.uint64, copy=False).reshape(-1)
+        keys = [keys] if isinstance(keys, int) else list(keys)
+        if not all(isinstance(k, int) and not isinstance(k, bool) and 0 <= k < 1 << 64 for k in keys):
+            raise BadInput("Visited keys are ints in [0, 2**64)")
+        return keys
+else:
+    def as_keys(keys) -> np.ndarray:
+        """Keys as a 1-D uint64 array: ints in [0, 2**64) as a list, an array or one int."""
+        from ..errors import BadInput
+
+        array = keys if isinstance(keys, np.ndarray) else np.asarray(keys)
+        if array.dtype.kind in "fO" and not isinstance(keys, np.ndarray):
+            # numpy holds a list of Python ints past 2**63 as floats or objects: convert exactly.
+            try:
+                if not all(isinstance(k, int) for k in (keys if isinstance(keys, (list, tuple)) else [keys])):
+                    raise TypeError
+                array = np.array(keys, dtype=np.uint64)
+            except (OverflowError, TypeError, ValueError):
+                raise BadInput("Visited keys are ints in [0, 2**64)") from None
+        if array.dtype.kind not in "iu" and array.size:
+            raise BadInput(f"Visited keys are 64-bit unsigned ints, not {array.dtype}")
+        if array.dtype.kind == "i" and array.size and array.min() < 0:
+            raise BadInput("Visited keys are ints in [0, 2**64), not negative")
+        return array.astype(np.uint64, copy=False).reshape(-1)
 
 
 def per_key(callback: Callable[[int, Any, bool], None]) -> Receiver:
     """A batch receiver that calls ``callback(key, aux, unique)`` once per key."""
 
     def receiver(keys: np.ndarray, aux: Sequence[Any], unique: np.ndarray) -> None:
-        for key, payload, new in zip(keys.tolist(), aux, unique.tolist()):
+        for key, payload, new in zip(as_list(keys), aux, as_list(unique)):
             callback(key, payload, new)
 
     return receiver
@@ -101,7 +111,7 @@ class Visited(ABC):
 
     def add(self, key: int, aux: Any = None) -> None:
         """Queue a check+update of one key."""
-        self.add_batch(np.array([key], dtype=np.uint64), [aux])
+        self.add_batch(as_keys(key), [aux])
 
     @abstractmethod
     def flush(self, txn=None) -> None:
@@ -131,7 +141,7 @@ class Visited(ABC):
         """Check only: a bool array, True where the key has been added."""
 
     def contains(self, key: int) -> bool:
-        return bool(self.contains_many(np.array([key], dtype=np.uint64))[0])
+        return bool(self.contains_many(as_keys(key))[0])
 
     def __contains__(self, key: int) -> bool:
         return self.contains(key)

@@ -29,11 +29,9 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from .. import failpoints
 from ..errors import BadInput
-from ..store.packing import pack
+from ..store.packing import np, pack
 from .protocol import Visited, as_keys
 
 LOG_DATABASE = "visited_marks"

@@ -10,12 +10,14 @@ through py4j. Both take and return batches packed as ``(data, offsets)`` (see
 from __future__ import annotations
 
 import dataclasses
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .. import jvm
 from .java_errors import je_errors
-from .packing import unpack
+from .packing import flags, as_list, unpack
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DUPLICATES = {None: -1, False: 0, True: 1}
 """``sorted_duplicates`` as ``Served.Configs`` passes it (-1: as created)."""
@@ -138,25 +140,25 @@ class LocalAccess:
             out = self._bulk.addKeys(db, txn, *self._packed(keys))
         else:
             out = self._bulk.putNoOverwrite(db, txn, *self._packed(keys), *self._packed(values))
-        return np.array(out, dtype=bool)
+        return flags(out)
 
     def contains_many(self, db, txn, keys) -> np.ndarray:
-        return np.array(self._bulk.contains(db, txn, *self._packed(keys)), dtype=bool)
+        return flags(self._bulk.contains(db, txn, *self._packed(keys)))
 
     def delete_many(self, db, txn, keys) -> np.ndarray:
-        return np.array(self._bulk.delete(db, txn, *self._packed(keys)), dtype=bool)
+        return flags(self._bulk.delete(db, txn, *self._packed(keys)))
 
     def get_many(self, db, txn, keys) -> tuple[list[bytes], np.ndarray]:
         found = self._booleans(len(keys[1]) - 1)
         packed = self._bulk.get(db, txn, *self._packed(keys), found)
-        return unpack(packed.data, packed.offsets), np.asarray(found, dtype=bool)
+        return unpack(packed.data, packed.offsets), flags(found)
 
     def delete_range(self, db, txn, start: bytes | None, stop: bytes | None) -> int:
         return int(self._bulk.deleteRange(db, txn, self._maybe(start), self._maybe(stop)))
 
     def census(self, db) -> Census:
         found = jvm.jclass("org.pycrawler.bridge.WorkQueues").census(db)
-        return Census(unpack(found.prefixes.data, found.prefixes.offsets), np.asarray(found.counts).tolist(),
+        return Census(unpack(found.prefixes.data, found.prefixes.offsets), as_list(found.counts),
                       int(found.minOrdinal), int(found.maxOrdinal))
 
     def scan(self, db, txn, position, resume_value, inclusive, bound, reverse, records, max_bytes, keys_only):

@@ -15,10 +15,12 @@ batch holds, whatever its size. Pass ``txn=env.begin()`` when a batch must be al
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .packing import pack
+
+if TYPE_CHECKING:
+    import numpy as np
 
 SCAN_PAGE_RECORDS = 4096
 SCAN_PAGE_BYTES = 4 << 20

@@ -2,16 +2,36 @@
 
 The Java side is ``org.pycrawler.bridge.Packed``; a batch of n records becomes two Java
 arrays instead of n objects.
+
+Where numpy cannot be imported (GraalPy has none), :func:`pack` builds its offsets with the
+``array`` module and the answers of the ``*_many`` calls are lists of bools (:func:`flags`)
+instead of bool arrays: the records and the bytes that reach JE are the same. The choice is
+made here, once, at import.
 """
 
 from __future__ import annotations
 
+import array
+import itertools
 from collections.abc import Iterable, Sequence
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # GraalPy: no numpy
+    np = None
 
 
-def pack(items: Sequence[bytes] | Iterable[bytes]) -> tuple[bytes, np.ndarray]:
+def _pack_array(items: Sequence[bytes] | Iterable[bytes]) -> tuple[bytes, array.array]:
+    """:func:`pack` without numpy: the offsets an ``array('i')``."""
+    items = list(items)
+    try:
+        offsets = array.array("i", itertools.accumulate(map(len, items), initial=0))
+    except OverflowError:
+        raise ValueError("a batch holds at most 2 GiB of bytes; split it") from None
+    return b"".join(items), offsets
+
+
+def _pack_numpy(items: Sequence[bytes] | Iterable[bytes]) -> tuple[bytes, np.ndarray]:
     """Concatenate ``items`` and return (data, offsets) with ``len(items) + 1`` offsets."""
     items = list(items)
     offsets = np.zeros(len(items) + 1, dtype=np.int32)
@@ -35,8 +55,28 @@ def pack_fixed(array: np.ndarray) -> tuple[bytes, np.ndarray]:
 def unpack(data, offsets) -> list[bytes]:
     """Split a packed batch (bytes-like + offsets) back into a list of bytes."""
     buf = memoryview(bytes(data))
-    off = np.asarray(offsets).tolist()
+    off = as_list(offsets)
     return [bytes(buf[off[i]:off[i + 1]]) for i in range(len(off) - 1)]
+
+
+if np is None:
+    pack = _pack_array
+    as_list = list
+
+    def flags(booleans) -> list[bool]:
+        """A batch's answers (a Java ``boolean[]``) as a list of bools."""
+        return list(map(bool, booleans))
+else:
+    pack = _pack_numpy
+
+    def as_list(batch) -> list:
+        """A batch of numbers or flags (a Java array, a numpy array, an ``array``) as a list
+        of Python ints or bools."""
+        return np.asarray(batch).tolist()
+
+    def flags(booleans) -> np.ndarray:
+        """A batch's answers (a Java ``boolean[]``) as a bool array."""
+        return np.asarray(booleans, dtype=bool)
 
 
 def u64_keys(keys: np.ndarray) -> np.ndarray:

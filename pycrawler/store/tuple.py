@@ -69,6 +69,7 @@ _PACKED_SMALL = 119  # PackedInteger stores -119..119 in its single length byte
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_SPLIT = re.compile("([\ud800-\udfff])")
 
 
 # -- JE's UTF (com.sleepycat.util.UtfOps) ------------------------------------------------------
@@ -76,6 +77,17 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def _as_surrogate_pair(match: re.Match) -> str:
     offset = ord(match.group()) - 0x10000
     return chr(0xD800 | offset >> 10) + chr(0xDC00 | offset & 0x3FF)
+
+
+if "\ud83d\ude00".encode("utf-8", "surrogatepass") == b"\xed\xa0\xbd\xed\xb8\x80":
+    def _each_unit_utf8(text: str) -> bytes:
+        """UTF-8 of each code point, a surrogate alone as 3 bytes (``surrogatepass``), like Java."""
+        return text.encode("utf-8", "surrogatepass")
+else:
+    def _each_unit_utf8(text: str) -> bytes:
+        """As above, where ``surrogatepass`` joins a high and a low surrogate into one 4-byte
+        sequence (GraalPy, whose strings are Java's): each surrogate is encoded alone."""
+        return b"".join(part.encode("utf-8", "surrogatepass") for part in _SURROGATE_SPLIT.split(text) if part)
 
 
 def java_utf(text: str) -> bytes:
@@ -89,7 +101,7 @@ def java_utf(text: str) -> bytes:
     else:
         if _ASTRAL.search(text):
             text = _ASTRAL.sub(_as_surrogate_pair, text)
-        data = text.encode("utf-8", "surrogatepass")  # a surrogate alone: 3 bytes, like Java
+        data = _each_unit_utf8(text)
     return data.replace(b"\x00", b"\xc0\x80") if b"\x00" in data else data
 
 

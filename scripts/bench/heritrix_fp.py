@@ -9,7 +9,8 @@ whole list in one call (the function cuts it in chunks itself); the scalar basel
 Python call per URL) runs on ``--scalar-urls`` of them, and Heritrix's default
 canonicalisation (one Python call per URL too) on ``--canon-urls``. Rates are medians of ``--repeat``
 runs of this process's CPU time (the work is single-threaded), with the best run beside
-them. The last line is ``key=value`` figures.
+them. ``--without-numpy`` runs it where numpy and numba cannot be imported, as under GraalPy
+(the batch forms then call the scalar one per URL). The last line is ``key=value`` figures.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+if "--without-numpy" in sys.argv:  # before pycrawler chooses its paths, at import
+    sys.modules["numpy"] = sys.modules["numba"] = None
 
 from pycrawler.heritrix import STD64, canonicalize_many, create_key, create_keys  # noqa: E402
 
@@ -52,6 +55,7 @@ def main() -> None:
     parser.add_argument("--canon-urls", type=int, default=200_000, help="URLs to canonicalise")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--vectors", type=Path, default=ROOT.parent / "shared" / "vectors" / "heritrix-fp.tsv")
+    parser.add_argument("--without-numpy", action="store_true", help="numpy and numba not importable (GraalPy)")
     args = parser.parse_args()
 
     sample = read_vector_urls(args.vectors)
@@ -77,7 +81,7 @@ def main() -> None:
         f"fp64_per_s={fp64_rate} fp64_best_per_s={fp64_best} "
         f"scalar_create_key_per_s={scalar_rate} speedup={key_rate / scalar_rate:.1f} "
         f"canonicalize_per_s={canon_rate} "
-        f"urls={len(urls)} mean_url_chars={mean_chars:.1f}"
+        f"urls={len(urls)} mean_url_chars={mean_chars:.1f} numpy={not args.without_numpy}"
     )
 
 

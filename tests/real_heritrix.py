@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 import secrets
 import signal
 import subprocess
@@ -253,10 +254,14 @@ def _from_xml(element):
 
 class Heritrix:
     """``with Heritrix(folder) as heritrix``: Heritrix 3.13.0 running with its jobs in
-    ``folder/jobs`` (its console output in ``folder/heritrix.out``)."""
+    ``folder/jobs`` (its console output in ``folder/heritrix.out``). ``classpath``: jars (or
+    ``folder/*``) put after the distribution's ``lib/*``, as an operator adds to its ``lib/``;
+    ``java_options``: more options for its JVM."""
 
-    def __init__(self, folder: Path, *, heap_mb: int = 512, home: Path = HERITRIX_HOME):
+    def __init__(self, folder: Path, *, heap_mb: int = 512, home: Path = HERITRIX_HOME,
+                 classpath: list[str] | None = None, java_options: list[str] | None = None):
         self.folder, self.heap_mb, self.home = Path(folder), heap_mb, home
+        self.classpath, self.java_options = list(classpath or []), list(java_options or [])
         self.jobs = self.folder / "jobs"
         self.process: subprocess.Popen | None = None
         self.client: httpx.Client | None = None
@@ -273,8 +278,8 @@ class Heritrix:
             log = open(self.folder / "heritrix.out", "ab")
             # cwd: Heritrix writes its ad-hoc keystore and heritrix_dmesg.log into its home (.)
             self.process = subprocess.Popen(
-                ["java", f"-Xmx{self.heap_mb}m", "-cp", str(self.home / "lib") + "/*",
-                 "org.archive.crawler.Heritrix", "-a", f"{user}:{password}", "-b", "127.0.0.1",
+                ["java", f"-Xmx{self.heap_mb}m", *self.java_options,
+                 "-cp", os.pathsep.join([str(self.home / "lib") + "/*", *self.classpath]), "org.archive.crawler.Heritrix", "-a", f"{user}:{password}", "-b", "127.0.0.1",
                  "-p", str(self.port), "-j", str(self.jobs), "-l", str(self.home / "conf" / "logging.properties")],
                 cwd=self.folder, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
             log.close()
@@ -407,11 +412,16 @@ class Heritrix:
     def script(self, name: str, script: str, engine: str = "groovy") -> str:
         """Runs ``script`` in the job's scripting console; returns what it printed to ``rawOut``
         (an exception in the script raises, with Heritrix's message)."""
-        response = self._post(f"/engine/job/{name}/script", engine=engine, script=script)
-        data = _from_xml(ElementTree.fromstring(response.content))
+        data = self.script_result(name, script, engine)
         if data.get("failure"):
             raise HeritrixError(f"script failed: {data.get('exception') or data.get('stackTrace')}")
         return data.get("rawOutput") or ""
+
+    def script_result(self, name: str, script: str, engine: str = "groovy") -> dict:
+        """The console's whole answer to ``script``: ``rawOutput``, ``htmlOutput``, ``failure``,
+        ``exception``, ``availableScriptEngines``..."""
+        response = self._post(f"/engine/job/{name}/script", engine=engine, script=script)
+        return _from_xml(ElementTree.fromstring(response.content))
 
     def frontier_view(self, name: str) -> FrontierView:
         """Heritrix's own view of the paused job's frontier (see :class:`FrontierView`)."""

@@ -18,7 +18,11 @@ recorded) with what a real crawler has to handle on top: a robots.txt that disal
 (404), a deep chain of pages, and links spelt in alias forms (``HTTP://`` in capitals, a
 ``#fragment``, a relative path) that Heritrix and pycrawler both fold into one URL.
 :meth:`HeritrixSite.expected` is the ground truth: every URL a crawl from the roots that obeys
-robots.txt fetches, once each.
+robots.txt fetches, once each. :class:`HeldSite` is that site holding its answers while its gate
+is closed, so that a running crawl's frontier holds still.
+
+:func:`console_script` is the Python script docs/heritrix.md gives for Heritrix's scripting
+console (GraalPy's JSR-223 engine): it counts, lists and exports a running crawl's pending URLs.
 """
 
 from __future__ import annotations
@@ -26,10 +30,12 @@ from __future__ import annotations
 import collections
 import json
 import os
+import re
 import secrets
 import signal
 import subprocess
 import sys
+import threading
 import time
 import zipfile
 from pathlib import Path
@@ -143,6 +149,48 @@ class HeritrixSite(MultiHostSite):
         that obeys it)."""
         with self._lock:
             return [self.url(h, p) for h, p, _, _ in self.requests if p.startswith(DISALLOWED)]
+
+
+class _HeldHandler(_SiteHandler):
+    def do_GET(self):  # the base class's name
+        if self.path != "/robots.txt" and not self.site.gate.is_set():
+            self.site.hold(self.host, self.path)
+        super().do_GET()
+
+
+class HeldSite(HeritrixSite):
+    """:class:`HeritrixSite` whose page requests, while ``gate`` is clear, wait until it is set
+    (robots.txt is answered); ``held`` lists them. A held request is recorded as a request when
+    it is let through."""
+
+    handler_class = _HeldHandler
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.gate = threading.Event()
+        self.gate.set()
+        self.held: list[str] = []
+
+    def hold(self, host: int, path: str) -> None:
+        with self._lock:
+            self.held.append(self.url(host, path))
+        self.gate.wait()
+
+    def held_count(self) -> int:
+        with self._lock:
+            return len(self.held)
+
+
+# -- the console's Python script ---------------------------------------------------------------
+def console_script(limit: int, export: Path | None) -> str:
+    """The python block of docs/heritrix.md's "Python in a running Heritrix", with its
+    ``LIMIT, EXPORT`` line set to these."""
+    text = (ROOT / "docs" / "heritrix.md").read_text()
+    section = text[text.index("\n## Python in a running Heritrix\n"):]
+    script = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    setting = re.compile(r"^LIMIT, EXPORT = .*$", re.M)
+    assert setting.search(script), "the docs' script no longer sets LIMIT, EXPORT on a line of its own"
+    return setting.sub(f"LIMIT, EXPORT = {limit}, {repr(str(export)) if export else None}", script, count=1)
 
 
 # -- Heritrix ------------------------------------------------------------------------------------

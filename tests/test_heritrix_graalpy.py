@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -30,11 +28,10 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import HERITRIX_HOME, missing
-from real_heritrix import Heritrix, HeritrixError, HeritrixSite, _SiteHandler
+from real_heritrix import Heritrix, HeritrixError, HeldSite, console_script
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("PYCRAWLER_GRAALPY_DIR") or ROOT / "target" / "graalpy")
-DOCS = ROOT / "docs" / "heritrix.md"
 HOSTS, PAGES, THREADS = 4, 120, 3
 HELD_AT = 100    # URIs done when the site stops answering
 LIMIT = 10       # pending URLs the docs' script lists
@@ -69,47 +66,6 @@ finally:
     cursor.close()
 rawOut.println(f"{unlocked} {between - before} {records} {lock_requests() - between}")
 """
-
-
-class _HeldHandler(_SiteHandler):
-    def do_GET(self):  # the base class's name
-        if self.path != "/robots.txt" and not self.site.gate.is_set():
-            self.site.hold(self.host, self.path)
-        super().do_GET()
-
-
-class HeldSite(HeritrixSite):
-    """:class:`HeritrixSite` whose page requests, while ``gate`` is clear, wait until it is set
-    (robots.txt is answered); ``held`` lists them. A held request is recorded as a request when
-    it is let through."""
-
-    handler_class = _HeldHandler
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.gate = threading.Event()
-        self.gate.set()
-        self.held: list[str] = []
-
-    def hold(self, host: int, path: str) -> None:
-        with self._lock:
-            self.held.append(self.url(host, path))
-        self.gate.wait()
-
-    def held_count(self) -> int:
-        with self._lock:
-            return len(self.held)
-
-
-def docs_script(limit: int, export: Path | None) -> str:
-    """The python block of docs/heritrix.md's "Python in a running Heritrix", with its
-    ``LIMIT, EXPORT`` line set to these."""
-    text = DOCS.read_text()
-    section = text[text.index("\n## Python in a running Heritrix\n"):]
-    script = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    setting = re.compile(r"^LIMIT, EXPORT = .*$", re.M)
-    assert setting.search(script), "the docs' script no longer sets LIMIT, EXPORT on a line of its own"
-    return setting.sub(f"LIMIT, EXPORT = {limit}, {repr(str(export)) if export else None}", script, count=1)
 
 
 @pytest.fixture(scope="module")
@@ -149,8 +105,8 @@ def live(tmp_path_factory, build):
                 time.sleep(0.1)
             answered = set(site.fetch_counts())
             before = heritrix.report("job")
-            listing = heritrix.script("job", docs_script(LIMIT, export), engine="python")
-            locks = heritrix.script("job", docs_script(0, None) + LOCKS_SCRIPT, engine="python")
+            listing = heritrix.script("job", console_script(LIMIT, export), engine="python")
+            locks = heritrix.script("job", console_script(0, None) + LOCKS_SCRIPT, engine="python")
             view = heritrix.frontier_view("job")
             held = list(site.held)
             site.gate.set()

@@ -45,6 +45,8 @@ htmlOut.print("<b>" + job.getShortName() + "</b>")
 print("to the engine's own writer")
 """
 
+# Appended to the docs' script, whose private(), pending(), frontier and JE names it uses: JE's
+# lock requests during its scan, then during the same scan in JE's default lock mode.
 LOCKS_SCRIPT = """
 StatsConfig = java.type("com.sleepycat.je.StatsConfig")
 database = private(private(frontier, "pendingUris"), "pendingUrisDB")

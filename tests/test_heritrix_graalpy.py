@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -32,6 +33,7 @@ from real_heritrix import Heritrix, HeritrixError, HeldSite, console_script
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("PYCRAWLER_GRAALPY_DIR") or ROOT / "target" / "graalpy")
+ENGINE_SERVICE = "META-INF/services/javax.script.ScriptEngineFactory"
 HOSTS, PAGES, THREADS = 4, 120, 3
 HELD_AT = 100    # URIs done when the site stops answering
 LIMIT = 10       # pending URLs the docs' script lists
@@ -76,6 +78,10 @@ def build() -> Path:
     if not jar.is_file() or not any(lib.glob("polyglot-*.jar")):
         missing(f"GraalPy's JSR-223 engine is not built: {jar} and GraalPy's jars in {lib} "
                 "(scripts/setup builds them with graalpy/pom.xml)")
+    with zipfile.ZipFile(jar) as archive:
+        if ENGINE_SERVICE not in archive.namelist():
+            missing(f"{jar} has no JSR-223 engine ({ENGINE_SERVICE}): built from sources older than "
+                    "graalpy/src/main/java/org/pycrawler/graalpy/jsr223/ (scripts/setup rebuilds it)")
     return BUILD
 
 

@@ -71,6 +71,8 @@ ANY_JE = frozenset({
     # A real Heritrix writes with its own JE 7.5.11 and pycrawler reads its checkpoint with the JE
     # it chooses for log version 15, whatever the leg's JE: the rescue of a killed crawl.
     "test_heritrix_rescue",
+    # Heritrix runs Python in its own JVM, on its own JE 7.5.11: pycrawler's JE plays no part.
+    "test_heritrix_graalpy",
     # A real crawler4j crawl continued by pycrawler: crawler4j runs on its own JE 5.0.73 and every
     # pycrawler command there runs with no JE named, so on the frontier's 5.0.73 in either leg.
     "test_crawler4j_real",

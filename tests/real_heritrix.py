@@ -18,17 +18,24 @@ recorded) with what a real crawler has to handle on top: a robots.txt that disal
 (404), a deep chain of pages, and links spelt in alias forms (``HTTP://`` in capitals, a
 ``#fragment``, a relative path) that Heritrix and pycrawler both fold into one URL.
 :meth:`HeritrixSite.expected` is the ground truth: every URL a crawl from the roots that obeys
-robots.txt fetches, once each.
+robots.txt fetches, once each. :class:`HeldSite` is that site holding its answers while its gate
+is closed, so that a running crawl's frontier holds still.
+
+:func:`console_script` is the Python script docs/heritrix.md gives for Heritrix's scripting
+console (GraalPy's JSR-223 engine): it counts, lists and exports a running crawl's pending URLs.
 """
 
 from __future__ import annotations
 
 import collections
 import json
+import os
+import re
 import secrets
 import signal
 import subprocess
 import sys
+import threading
 import time
 import zipfile
 from pathlib import Path
@@ -144,6 +151,48 @@ class HeritrixSite(MultiHostSite):
             return [self.url(h, p) for h, p, _, _ in self.requests if p.startswith(DISALLOWED)]
 
 
+class _HeldHandler(_SiteHandler):
+    def do_GET(self):  # the base class's name
+        if self.path != "/robots.txt" and not self.site.gate.is_set():
+            self.site.hold(self.host, self.path)
+        super().do_GET()
+
+
+class HeldSite(HeritrixSite):
+    """:class:`HeritrixSite` whose page requests, while ``gate`` is clear, wait until it is set
+    (robots.txt is answered); ``held`` lists them. A held request is recorded as a request when
+    it is let through."""
+
+    handler_class = _HeldHandler
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.gate = threading.Event()
+        self.gate.set()
+        self.held: list[str] = []
+
+    def hold(self, host: int, path: str) -> None:
+        with self._lock:
+            self.held.append(self.url(host, path))
+        self.gate.wait()
+
+    def held_count(self) -> int:
+        with self._lock:
+            return len(self.held)
+
+
+# -- the console's Python script ---------------------------------------------------------------
+def console_script(limit: int, export: Path | None) -> str:
+    """The python block of docs/heritrix.md's "Python in a running Heritrix", with its
+    ``LIMIT, EXPORT`` line set to these."""
+    text = (ROOT / "docs" / "heritrix.md").read_text()
+    section = text[text.index("\n## Python in a running Heritrix\n"):]
+    script = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    setting = re.compile(r"^LIMIT, EXPORT = .*$", re.M)
+    assert setting.search(script), "the docs' script no longer sets LIMIT, EXPORT on a line of its own"
+    return setting.sub(f"LIMIT, EXPORT = {limit}, {repr(str(export)) if export else None}", script, count=1)
+
+
 # -- Heritrix ------------------------------------------------------------------------------------
 def profile() -> str:
     """The crawler-beans.cxml of a new job, as the distribution ships it."""
@@ -253,10 +302,14 @@ def _from_xml(element):
 
 class Heritrix:
     """``with Heritrix(folder) as heritrix``: Heritrix 3.13.0 running with its jobs in
-    ``folder/jobs`` (its console output in ``folder/heritrix.out``)."""
+    ``folder/jobs`` (its console output in ``folder/heritrix.out``). ``classpath``: jars (or
+    ``folder/*``) put after the distribution's ``lib/*``, as an operator adds to its ``lib/``;
+    ``java_options``: more options for its JVM."""
 
-    def __init__(self, folder: Path, *, heap_mb: int = 512, home: Path = HERITRIX_HOME):
+    def __init__(self, folder: Path, *, heap_mb: int = 512, home: Path = HERITRIX_HOME,
+                 classpath: list[str] | None = None, java_options: list[str] | None = None):
         self.folder, self.heap_mb, self.home = Path(folder), heap_mb, home
+        self.classpath, self.java_options = list(classpath or []), list(java_options or [])
         self.jobs = self.folder / "jobs"
         self.process: subprocess.Popen | None = None
         self.client: httpx.Client | None = None
@@ -273,8 +326,8 @@ class Heritrix:
             log = open(self.folder / "heritrix.out", "ab")
             # cwd: Heritrix writes its ad-hoc keystore and heritrix_dmesg.log into its home (.)
             self.process = subprocess.Popen(
-                ["java", f"-Xmx{self.heap_mb}m", "-cp", str(self.home / "lib") + "/*",
-                 "org.archive.crawler.Heritrix", "-a", f"{user}:{password}", "-b", "127.0.0.1",
+                ["java", f"-Xmx{self.heap_mb}m", *self.java_options,
+                 "-cp", os.pathsep.join([str(self.home / "lib") + "/*", *self.classpath]), "org.archive.crawler.Heritrix", "-a", f"{user}:{password}", "-b", "127.0.0.1",
                  "-p", str(self.port), "-j", str(self.jobs), "-l", str(self.home / "conf" / "logging.properties")],
                 cwd=self.folder, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
             log.close()
@@ -407,11 +460,16 @@ class Heritrix:
     def script(self, name: str, script: str, engine: str = "groovy") -> str:
         """Runs ``script`` in the job's scripting console; returns what it printed to ``rawOut``
         (an exception in the script raises, with Heritrix's message)."""
-        response = self._post(f"/engine/job/{name}/script", engine=engine, script=script)
-        data = _from_xml(ElementTree.fromstring(response.content))
+        data = self.script_result(name, script, engine)
         if data.get("failure"):
             raise HeritrixError(f"script failed: {data.get('exception') or data.get('stackTrace')}")
         return data.get("rawOutput") or ""
+
+    def script_result(self, name: str, script: str, engine: str = "groovy") -> dict:
+        """The console's whole answer to ``script``: ``rawOutput``, ``htmlOutput``, ``failure``,
+        ``exception``, ``availableScriptEngines``..."""
+        response = self._post(f"/engine/job/{name}/script", engine=engine, script=script)
+        return _from_xml(ElementTree.fromstring(response.content))
 
     def frontier_view(self, name: str) -> FrontierView:
         """Heritrix's own view of the paused job's frontier (see :class:`FrontierView`)."""

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import jvm
 from ..store.java_errors import je_errors
-from ..store.packing import pack, unpack
+from ..store.packing import pack, unpack_java
 from .queue_records import PENDING, WorkQueue
 
 
@@ -67,8 +67,8 @@ class PendingTable:
         with je_errors(f"{self.env.path} database {PENDING!r}"):
             page = work_queues.heads(self.database.java, jbytes(prefixes[0]), jints(prefixes[1]), jbytes(after[0]),
                                      jints(after[1]), self.prefetch, counts)
-        keys = unpack(page[0].data, page[0].offsets)
-        values = unpack(page[1].data, page[1].offsets)
+        keys = unpack_java(page[0])
+        values = unpack_java(page[1])
         at, again = 0, []
         for queue, got in zip(queues, np.asarray(counts).tolist()):
             if got:

@@ -193,6 +193,7 @@ class JeFrontier(TodoFrontier):
             raise BadInput(f"{self.env.path}: taking URLs runs in Java beside JE (TodoQueue.takeFirst), so it "
                            "needs the store in this process, not served")
         take_first, jbytes = jvm.jclass("org.pycrawler.bridge.TodoQueue").takeFirst, jvm.byte_array
+        copy_range = jvm.jclass("java.util.Arrays").copyOfRange
         records: list[CrawlUrl] = []
 
         def take(request: tuple[bytes | None, int]):
@@ -205,7 +206,7 @@ class JeFrontier(TodoFrontier):
             if not got:
                 return (None, values), None
             offsets = keys.offsets  # only the last key is needed: where the next pop starts
-            following = bytes(keys.data[offsets[got - 1]:offsets[got]]) + b"\x00"
+            following = jvm.to_bytes(copy_range(keys.data, offsets[got - 1], offsets[got])) + b"\x00"
             return (following, values), (following, wanted - got) if got == limit < wanted else None
 
         with self._lock:  # the resume point is read and moved under the lock puts lower it under
@@ -214,7 +215,7 @@ class JeFrontier(TodoFrontier):
                 for following, values in self._java.pages(take, (resume_from, n)):
                     # Decoded inside the transaction: a damaged record raises, and the abort
                     # puts the whole batch back (and the resume point stays where it was).
-                    records.extend(self._records_packed(values.data, values.offsets))
+                    records.extend(self._records_packed(jvm.to_bytes(values.data), values.offsets))
                     resume_from = following or resume_from
             self._resume_from = resume_from
         return records

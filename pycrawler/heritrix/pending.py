@@ -117,7 +117,7 @@ class KryoDecoder:
 
     def decode_many(self, values: list[bytes]) -> list[dict[str, Any]]:
         from .. import jvm
-        from ..store.packing import pack, unpack
+        from ..store.packing import pack, unpack_java
 
         data, offsets = pack(values)
         try:
@@ -125,7 +125,7 @@ class KryoDecoder:
         except jvm.JavaException as exc:
             message = jvm.throwable(exc).getMessage()
             raise SetupError(f"Heritrix's KryoBinding could not decode a pending value: {message}") from None
-        return [_kryo_record(line.decode("utf-8")) for line in unpack(packed.data, packed.offsets)]
+        return [_kryo_record(line.decode("utf-8")) for line in unpack_java(packed)]
 
 
 def _unescape(field: str) -> str | None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from .. import jvm
 from .java_errors import je_errors
-from .packing import flags, as_list, unpack
+from .packing import as_list, flags, unpack_java
 
 if TYPE_CHECKING:
     import numpy as np
@@ -151,20 +151,20 @@ class LocalAccess:
     def get_many(self, db, txn, keys) -> tuple[list[bytes], np.ndarray]:
         found = self._booleans(len(keys[1]) - 1)
         packed = self._bulk.get(db, txn, *self._packed(keys), found)
-        return unpack(packed.data, packed.offsets), flags(found)
+        return unpack_java(packed), flags(found)
 
     def delete_range(self, db, txn, start: bytes | None, stop: bytes | None) -> int:
         return int(self._bulk.deleteRange(db, txn, self._maybe(start), self._maybe(stop)))
 
     def census(self, db) -> Census:
         found = jvm.jclass("org.pycrawler.bridge.WorkQueues").census(db)
-        return Census(unpack(found.prefixes.data, found.prefixes.offsets), as_list(found.counts),
+        return Census(unpack_java(found.prefixes), as_list(found.counts),
                       int(found.minOrdinal), int(found.maxOrdinal))
 
     def scan(self, db, txn, position, resume_value, inclusive, bound, reverse, records, max_bytes, keys_only):
         page = self._bulk.scan(db, txn, self._maybe(position), self._maybe(resume_value), inclusive,
                                self._maybe(bound), reverse, records, max_bytes, keys_only)
-        return unpack(page[0].data, page[0].offsets), unpack(page[1].data, page[1].offsets)
+        return unpack_java(page[0]), unpack_java(page[1])
 
 
 def environment_impl(java_env):

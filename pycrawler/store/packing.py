@@ -15,6 +15,8 @@ import array
 import itertools
 from collections.abc import Iterable, Sequence
 
+from .. import jvm
+
 try:
     import numpy as np
 except ImportError:  # GraalPy: no numpy
@@ -57,6 +59,13 @@ def unpack(data, offsets) -> list[bytes]:
     buf = memoryview(bytes(data))
     off = as_list(offsets)
     return [bytes(buf[off[i]:off[i + 1]]) for i in range(len(off) - 1)]
+
+
+def unpack_java(packed) -> list[bytes]:
+    """A batch the bridge returned (``org.pycrawler.bridge.Packed``: a ``byte[]`` and its
+    ``int[]`` offsets) as a list of bytes: the ``byte[]`` crosses in one step
+    (:func:`pycrawler.jvm.to_bytes`; under GraalPy ``bytes()`` of a Java array fails)."""
+    return unpack(jvm.to_bytes(packed.data), packed.offsets)
 
 
 if np is None:

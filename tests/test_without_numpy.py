@@ -365,3 +365,18 @@ def test_store_api_load_and_migrate_give_the_same_records_without_numpy(tmp_path
     assert without["put"] == 1002 and without["absent"][-2:] == [True, False]
     assert without["load"][0] == 0 and without["migrate"][0] == 0 and "HEADER=END" in without["dump"][1]
     assert without == with_numpy
+
+
+def test_a_bloom_filter_made_without_posix_fallocate_is_the_same_file(tmp_path, monkeypatch):
+    """GraalPy's os module has no posix_fallocate: zeros written up to the size stand for it."""
+    from pycrawler.seen import bloom
+
+    files = []
+    for allocate in (bloom._allocate, bloom._write_zeros):
+        monkeypatch.setattr(bloom, "_allocate", allocate)
+        path = tmp_path / f"{len(files)}.bloom"
+        table = bloom.BloomFilter.create(path, capacity=1_000_000, fpr=0.01)  # over 1 MiB: two writes of zeros
+        table.add_many(list(range(0, 3_000_000, 7)))
+        table.close()
+        files.append(path.read_bytes())
+    assert files[0] == files[1] and len(files[1]) > (1 << 20)

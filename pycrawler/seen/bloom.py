@@ -177,11 +177,26 @@ def _reserve(fd: int, size: int, path: Path) -> None:
     without a word. With every byte allocated up front (``posix_fallocate``), a full disk is
     :class:`~pycrawler.errors.DiskFull` here instead, the crawl's usual stop."""
     try:
-        os.posix_fallocate(fd, 0, size)
+        _allocate(fd, 0, size)
     except OSError as exc:
         if full := as_disk_full(OSError(exc.errno, exc.strerror, str(path))):
             raise full from None
         raise
+
+
+def _write_zeros(fd: int, offset: int, size: int) -> None:
+    """``posix_fallocate`` where the os module has none (GraalPy): zeros written from the file's
+    end to ``offset + size``. A new filter's bytes are all written so; holes an existing file
+    has below its end stay holes."""
+    end, position = offset + size, os.lseek(fd, 0, os.SEEK_CUR)
+    at = os.lseek(fd, max(offset, os.fstat(fd).st_size), os.SEEK_SET)
+    zeros = bytes(1 << 20)
+    while at < end:
+        at += os.write(fd, zeros[:end - at])
+    os.lseek(fd, position, os.SEEK_SET)  # the caller writes on from where it was, as after posix_fallocate
+
+
+_allocate = getattr(os, "posix_fallocate", _write_zeros)
 
 
 class BloomFilter(SynchronousVisited):

@@ -7,7 +7,7 @@ the same mixer, the same probe sequences and the same bits as the compiled kerne
 filter's probes fall in one 64-byte block; its little-endian 64-bit words are addressed here
 byte by byte (bit ``p`` of the block is bit ``p & 7`` of its byte ``p >> 3``).
 
-It costs about a microsecond a probe in CPython (see docs/visited.md).
+It costs about a microsecond a probe in CPython (figures in docs/store.md, "Without numpy").
 """
 
 from __future__ import annotations

@@ -25,7 +25,6 @@ from .crawl.settings import CrawlConfig, CrawlSummary
 from .errors import BadInput, SetupError
 from .frontier.politeness import Politeness
 from .static_site.ground_truth import coverage, reachable_pages
-from .static_site.server import StaticSite
 
 DOCS_ROOT = Path("/usr/share/doc/openjdk-17-doc/api")
 DEFAULT_STATE = Path("demo-state")
@@ -78,6 +77,8 @@ def run(docs: Path = DOCS_ROOT, state: Path = DEFAULT_STATE, *, concurrency: int
     if not docs.is_dir() or not (docs / SEED_PAGE).is_file():
         raise SetupError(f"the JDK API documentation is not at {docs}: run scripts/setup "
                          "(it installs Debian's openjdk-17-doc), or point --docs at another copy")
+    from .static_site.server import StaticSite  # the server's modules (grp, pwd): only a demo that runs needs them
+
     fresh_state(state)
     site = StaticSite(docs)
     with site as base_url:

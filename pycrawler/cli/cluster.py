@@ -10,7 +10,6 @@ from pathlib import Path
 
 from ..atomic_write import write_atomically
 from ..cluster import require_redis
-from ..crawl.state_check import WORKER_FILE, require_crawl_folder
 from ..errors import BadInput
 from .plain import first_line
 
@@ -41,6 +40,8 @@ def add_worker_options(p: argparse.ArgumentParser) -> None:
 
 
 def worker_id(state: Path, given: str | None) -> str:
+    from ..crawl.state_check import WORKER_FILE, require_crawl_folder  # the crawl's modules: only a crawl needs them
+
     require_crawl_folder(state)  # the worker's id is the first thing written into its state
     path = state / WORKER_FILE
     stored = json.loads(path.read_text()).get("worker") if path.is_file() else None

@@ -33,7 +33,7 @@ import json
 import re
 import sys
 from collections.abc import Iterable, Iterator
-from datetime import datetime, timedelta, UTC
+from datetime import datetime, timedelta, timezone
 from itertools import islice
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -51,7 +51,7 @@ BATCH = 10_000
 MAX_URL_CHARS = 8192
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*\Z")
 _FORBIDDEN = re.compile(r"[\x00-\x20\x7f-\x9f\ud800-\udfff]")
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 WORKQUEUES = "workqueues"
 """``WorkQueueFrontier.layout``: its module (numpy) is imported when a frontier is opened, so the
 command line's other groups load without numpy."""

@@ -4,9 +4,13 @@
 ``RobotsCache(fetcher).verdict(url)`` before it.
 """
 
+from ..lazy import lazy_attributes
 from . import status
-from .client import FetchConfig, Fetcher, FetchResult, user_agent
-from .robots import ALLOWED, RobotsCache, RobotsPolicy, host_key
 
-__all__ = ["status", "FetchConfig", "Fetcher", "FetchResult", "user_agent", "ALLOWED", "RobotsCache",
-           "RobotsPolicy", "host_key"]
+# Loaded on first use: the client brings aiohttp, which the commands that never fetch (the store's,
+# the Heritrix and crawler4j readers', and every command under GraalPy, which has no aiohttp) do without.
+_HOMES = {"FetchConfig": "client", "Fetcher": "client", "FetchResult": "client", "user_agent": "client",
+          "ALLOWED": "robots", "RobotsCache": "robots", "RobotsPolicy": "robots", "host_key": "robots"}
+
+__all__ = ["status", *_HOMES]
+__getattr__ = lazy_attributes(__name__, _HOMES)

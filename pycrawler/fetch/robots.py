@@ -31,12 +31,15 @@ import collections
 import dataclasses
 import struct
 import time
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ..errors import BadInput
 from . import robots_rules
 from . import status as fetch_status
-from .client import Fetcher
+
+if TYPE_CHECKING:
+    from .client import Fetcher
 
 MAX_ROBOTS_BYTES = 500 * 1024
 MAX_ROBOTS_REDIRECTS = 5

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from datetime import datetime, timedelta, UTC
+from datetime import datetime, timedelta, timezone
 
 from ..errors import BadInput
 from ..records.crawl_url import INT_MAX, INT_MIN, CrawlUrl
@@ -53,7 +53,7 @@ BOOK_FIELDS = (
 BOOK_CLASS = java_class(BOOK_CLASS_NAME, BOOK_SERIAL_VERSION_UID, [(name, kind) for name, kind, _ in BOOK_FIELDS])
 """The descriptor Java computes for the book's CrawlUrl."""
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _SECOND, _MILLI = timedelta(seconds=1), timedelta(milliseconds=1)
 
 

@@ -4,10 +4,13 @@
 processes so the fetching event loop never waits for a parse.
 """
 
-from .html import Document, extract
-from .links import (Hop, LinkResolver, Outlink, PathRepetitionRule, absolute_url, extend_hop_path,
-                    trailing_redirects)
-from .pool import ParsePool
+from ..lazy import lazy_attributes
 
-__all__ = ["Document", "extract", "Hop", "LinkResolver", "Outlink", "PathRepetitionRule", "absolute_url", "extend_hop_path",
-           "trailing_redirects", "ParsePool"]
+# Loaded on first use: the HTML parser brings selectolax (lexbor), which the commands that never
+# parse a page (the store's and the readers', and every command under GraalPy) do without.
+_HOMES = {"Document": "html", "extract": "html", "ParsePool": "pool",
+          **dict.fromkeys(["Hop", "LinkResolver", "Outlink", "PathRepetitionRule", "absolute_url", "extend_hop_path",
+                           "trailing_redirects"], "links")}
+
+__all__ = list(_HOMES)
+__getattr__ = lazy_attributes(__name__, _HOMES)

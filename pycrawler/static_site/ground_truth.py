@@ -24,7 +24,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from ..errors import BadInput
-from ..parse import extract
+from .. import parse
 
 SITE_URL = "http://127.0.0.1/"
 """The base URL pages are resolved against when no served URL is given (any one host will do:
@@ -102,7 +102,7 @@ def reachable_pages(root: str | Path, seed: str = INDEX_FILE, *, base_url: str =
     pages_of_urls: dict[str, str | None] = {}  # the same links recur on page after page
     while queue:
         page = queue.popleft()
-        document = extract((root / page).read_bytes(), base_url + page, _HTML_HEADERS, embeds=False,
+        document = parse.extract((root / page).read_bytes(), base_url + page, _HTML_HEADERS, embeds=False,
                            max_outlinks=sys.maxsize)
         for outlink in document.outlinks:
             url = outlink.url

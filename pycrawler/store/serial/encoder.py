@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta, UTC
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ...errors import BadInput
@@ -184,7 +184,7 @@ class _Writer:
         """A java.util.Date (milliseconds) or java.sql.Timestamp (whole seconds + nanos);
         a naive datetime is taken as UTC."""
         if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
+            moment = moment.replace(tzinfo=timezone.utc)
         micros = (moment - EPOCH) // timedelta(microseconds=1)
         self.out.append(TC_OBJECT)
         self.class_desc(TIMESTAMP_CLASS if timestamp else DATE_CLASS)

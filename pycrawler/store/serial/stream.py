@@ -10,7 +10,7 @@ import dataclasses
 import functools
 import struct
 from collections.abc import Iterable, Mapping, MutableSet
-from datetime import datetime, timedelta, UTC
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ...errors import BadInput
@@ -32,7 +32,7 @@ PRIMITIVES = {"B": ("b", "byte"), "C": ("H", "char"), "D": ("d", "double"), "F":
 
 # The stream's numbers, big-endian as DataOutput writes them.
 S8, U16, S16, S32, S64, U64 = (struct.Struct(f) for f in (">b", ">H", ">h", ">i", ">q", ">Q"))
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 # -- the model --------------------------------------------------------------------------------
@@ -172,7 +172,7 @@ class JavaTimestamp(datetime):
     def __new__(cls, seconds: int, nanos: int):
         moment = EPOCH + timedelta(seconds=seconds, microseconds=nanos // 1000)
         self = super().__new__(cls, moment.year, moment.month, moment.day, moment.hour, moment.minute,
-                               moment.second, moment.microsecond, UTC)
+                               moment.second, moment.microsecond, timezone.utc)
         self.nanos = nanos
         return self
 

@@ -6,40 +6,59 @@ the store, the records, the keys and the TODO frontier take their numpy-free pat
 give the same answers: Heritrix's keys are also held to Heritrix's own
 (``../shared/vectors/heritrix-fp.tsv``), and the 29 stores of ``../shared/wildje`` list and
 dump to the same text through the command line.
+
+The same scripts run a third time under GraalPy (``scripts/graalpy``, a JVM with JE on its class
+path and no numpy): the ``graalpy`` side of each test, marked ``graalpy``, which scripts/test runs
+in its GraalPy leg. A store is read there with the JE pycrawler chooses for it under CPython,
+named to the launcher on ``PYCRAWLER_CLASSPATH``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from test_wildje import CORPUS, NEEDS_APPLICATION_CLASSES, chosen_je, corpus_folder, folders
+from test_wildje import CORPUS, NEEDS_APPLICATION_CLASSES, READING_JES, chosen_je, corpus_folder, folders
 
+from pycrawler.jvm.je_releases import JeRelease
 from pycrawler.store.logfile import log_version
 
 TESTS = Path(__file__).resolve().parent
+GRAALPY = TESTS.parent / "scripts" / "graalpy"
 WITHOUT_NUMPY = "import sys; sys.modules['numpy'] = sys.modules['numba'] = None\n"
+NUMPY_FREE = "import pycrawler.store.packing as packing; assert packing.np is None\n"
+
+SIDES = pytest.mark.parametrize("side", ["without-numpy", pytest.param("graalpy", marks=pytest.mark.graalpy)])
+"""Each test's other side: CPython with numpy and numba unimportable, or GraalPy."""
 
 
-def run(script: str, data, *, numpy: bool):
-    """``script`` in a child process (``data`` as JSON on its stdin, its JSON stdout back);
-    without numpy, the script first checks that pycrawler chose its numpy-free paths."""
+def run(script: str, data, *, side: str = "numpy", je: Path | None = None):
+    """``script`` in a child process (``data`` as JSON on its stdin, its JSON stdout back) on
+    ``side``: CPython with numpy, CPython without it, or GraalPy (on the JE jar ``je``, else the
+    launcher's); off numpy, the script first checks that pycrawler chose its numpy-free paths."""
     prelude = f"import sys; sys.path.insert(0, {str(TESTS)!r})\n"
-    if not numpy:
-        prelude = WITHOUT_NUMPY + prelude + "import pycrawler.store.packing as packing; assert packing.np is None\n"
-    done = subprocess.run([sys.executable, "-c", prelude + script], input=json.dumps(data), capture_output=True,
-                          text=True, encoding="utf-8", timeout=600)
+    command, env = [sys.executable, "-c"], None
+    if side == "without-numpy":
+        prelude = WITHOUT_NUMPY + prelude + NUMPY_FREE
+    elif side == "graalpy":
+        prelude += NUMPY_FREE
+        command = [str(GRAALPY), "-c"]
+        env = {**os.environ, "PYCRAWLER_GRAALPY_JIT": "0",  # a JIT's start costs more than it earns here
+               **({"PYCRAWLER_CLASSPATH": str(je)} if je else {})}
+    done = subprocess.run([*command, prelude + script], input=json.dumps(data), capture_output=True,
+                          text=True, encoding="utf-8", timeout=1200, env=env)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
 
-def both(script: str, data=None):
-    """The script's answer with numpy and without; the second is checked to be numpy-free."""
-    return run(script, data, numpy=True), run(script, data, numpy=False)
+def both(script: str, data=None, side: str = "without-numpy", je: Path | None = None):
+    """The script's answer with numpy and on ``side``; the second is checked to be numpy-free."""
+    return run(script, data), run(script, data, side=side, je=je)
 
 
 def heritrix_vectors(shared: Path) -> tuple[list[str], list[list[str]]]:
@@ -60,12 +79,13 @@ json.dump({"heritrix": heritrix, "md5": md5_keys([url for url in urls if url])},
 """
 
 
-def test_heritrix_keys_and_md5_keys_are_the_same_without_numpy(shared):
+@SIDES
+def test_heritrix_keys_and_md5_keys_are_the_same_without_numpy(side, shared):
     urls, expected = heritrix_vectors(shared)
     # Over 16,384 URLs: the numpy side's MD5 runs its compiled kernel, the other hashlib.
     urls = (urls * 5)[:20_000]
     expected = [(column * 5)[:20_000] for column in expected]
-    with_numpy, without = both(KEYS, urls)
+    with_numpy, without = both(KEYS, urls, side)
     assert without["heritrix"] == expected
     assert with_numpy["heritrix"] == expected
     assert without["md5"] == with_numpy["md5"] and len(without["md5"]) > 16_384
@@ -83,9 +103,10 @@ json.dump({"values": [v.hex() for v in values], "decoded": list(map(repr, decode
 """
 
 
-def test_crawl_url_records_encode_and_decode_the_same_without_numpy():
+@SIDES
+def test_crawl_url_records_encode_and_decode_the_same_without_numpy(side):
     # 300 records: the numpy side decodes them with its compiled scan (64 and more).
-    with_numpy, without = both(RECORDS, 300)
+    with_numpy, without = both(RECORDS, 300, side)
     assert without == with_numpy
 
 
@@ -111,9 +132,10 @@ json.dump({"taken": list(map(repr, taken)), "left": left, "dump": out.getvalue()
 
 
 @pytest.mark.parametrize("order", ["key", "fifo"])
-def test_todo_frontier_puts_and_takes_in_the_same_order_without_numpy(order, tmp_path):
-    with_numpy = run(TODO, [str(tmp_path / "with"), order], numpy=True)
-    without = run(TODO, [str(tmp_path / "without"), order], numpy=False)
+@SIDES
+def test_todo_frontier_puts_and_takes_in_the_same_order_without_numpy(side, order, tmp_path):
+    with_numpy = run(TODO, [str(tmp_path / "with"), order])
+    without = run(TODO, [str(tmp_path / "without"), order], side=side)
     assert len(without["taken"]) == 221 and without["left"] == 279
     assert without == with_numpy
 
@@ -142,13 +164,19 @@ def by_reading_je() -> dict[str, list[str]]:
     return groups
 
 
+def reading_je_jar(version: str) -> Path | None:
+    """The jar of the JE ``version`` :func:`by_reading_je` names (None: the launcher's own)."""
+    return next((jar for _, jar in READING_JES if JeRelease.of_jar(jar).version == version), None)
+
+
 @pytest.mark.parametrize("je", sorted(by_reading_je()))
-def test_wild_stores_list_and_dump_the_same_without_numpy(je, tmp_path):
+@SIDES
+def test_wild_stores_list_and_dump_the_same_without_numpy(side, je, tmp_path):
     stores = []
     for name in by_reading_je()[je]:
         stores.append(str(tmp_path / name))
         shutil.copytree(corpus_folder(name), stores[-1])
-    with_numpy, without = both(WILD, stores)
+    with_numpy, without = both(WILD, stores, side, je=reading_je_jar(je))
     assert without == with_numpy
     for store, results in without.items():
         if Path(store).name in NEEDS_APPLICATION_CLASSES:
@@ -177,13 +205,14 @@ json.dump({"results": results, "files": files}, sys.stdout)
 """
 
 
-def test_heritrix_inspect_seen_and_export_answer_the_same_without_numpy(shared, tmp_path):
+@SIDES
+def test_heritrix_inspect_seen_and_export_answer_the_same_without_numpy(side, shared, tmp_path):
     state = tmp_path / "h3"
     shutil.copytree(shared / "fixtures" / "je7-heritrix-layout", state)
     crawled = (shared / "fixtures" / "je7-heritrix-layout.urls.txt").read_text(encoding="utf-8").split()
     urls = [url for pair in zip(crawled[:300], (u + "?not-crawled" for u in crawled)) for url in pair]
     # The same output paths (the commands name them), read back by each run before the next.
-    with_numpy, without = both(HERITRIX, [str(state), urls, str(tmp_path / "export")])
+    with_numpy, without = both(HERITRIX, [str(state), urls, str(tmp_path / "export")], side)
     assert all(result["exit"] == 0 for result in without["results"]), without["results"]
     answers = [line.split("\t")[0] for line in without["results"][1]["stdout"].splitlines()]
     assert answers.count("seen") >= 1 and answers.count("new") >= 300
@@ -203,11 +232,12 @@ json.dump({"results": results, "files": files}, sys.stdout)
 
 
 @pytest.mark.parametrize("name", [folder for folder in folders() if "crawler4j" in folder or folder[:2] in ("01", "05", "15")])
-def test_crawler4j_inspect_and_export_answer_the_same_without_numpy(name, tmp_path):
+@SIDES
+def test_crawler4j_inspect_and_export_answer_the_same_without_numpy(side, name, tmp_path):
     """The crawler4j frontiers of ../shared/wildje (3.5, 4.2 and a 4.3 fork)."""
     frontier = tmp_path / "frontier"
     shutil.copytree(corpus_folder(name), frontier)
-    with_numpy, without = both(CRAWLER4J, [str(frontier), str(tmp_path / "export")])
+    with_numpy, without = both(CRAWLER4J, [str(frontier), str(tmp_path / "export")], side)
     assert all(result["exit"] == 0 for result in without["results"]), without["results"]
     assert without["files"]["pending"] or without["files"]["done"]
     assert without == with_numpy
@@ -241,12 +271,13 @@ json.dump({"answers": answers, "heard": heard, "dumps": dumps}, sys.stdout)
 """
 
 
-def test_exact_visited_answers_and_stores_the_same_without_numpy(shared, tmp_path):
+@SIDES
+def test_exact_visited_answers_and_stores_the_same_without_numpy(side, shared, tmp_path):
     urls, expected = heritrix_vectors(shared)
     # Heritrix's keys (past 2**63 as often as not), a key twice in a batch, the extremes.
     keys = [int(key, 16) for key in expected[0][:3000]] + [int(expected[0][7], 16), 0, (1 << 64) - 1]
-    with_numpy = run(EXACT, [str(tmp_path / "with"), keys, urls[:500]], numpy=True)
-    without = run(EXACT, [str(tmp_path / "without"), keys, urls[:500]], numpy=False)
+    with_numpy = run(EXACT, [str(tmp_path / "with"), keys, urls[:500]])
+    without = run(EXACT, [str(tmp_path / "without"), keys, urls[:500]], side=side)
     assert without["answers"]["visited"]["again"].count(True) == len(set(keys)) - len(set(keys[:2000]))
     assert without == with_numpy
 
@@ -277,13 +308,14 @@ json.dump(out, sys.stdout, default=lambda array: array.tolist())
 """
 
 
-def test_bloom_filters_answer_and_write_the_same_bytes_without_numpy(shared, tmp_path):
+@SIDES
+def test_bloom_filters_answer_and_write_the_same_bytes_without_numpy(side, shared, tmp_path):
     urls, expected = heritrix_vectors(shared)
     keys = [int(key, 16) for key in expected[0][:3000]] + [int(expected[0][3], 16), 0, (1 << 64) - 1]
     (tmp_path / "with").mkdir()
     (tmp_path / "without").mkdir()
-    with_numpy = run(BLOOM, [str(tmp_path / "with"), keys, urls[1:600]], numpy=True)
-    without = run(BLOOM, [str(tmp_path / "without"), keys, urls[1:600]], numpy=False)
+    with_numpy = run(BLOOM, [str(tmp_path / "with"), keys, urls[1:600]])
+    without = run(BLOOM, [str(tmp_path / "without"), keys, urls[1:600]], side=side)
     # The expected rates are sums of floats: numpy adds them pairwise, Python in order.
     assert without.pop("rates") == pytest.approx(with_numpy.pop("rates"), rel=1e-12)
     assert without["1"]["first"].count(True) > 2900 and all(without["1"]["contains"][:len(keys)])
@@ -304,12 +336,13 @@ json.dump({"indexes": [list(map(int, row)) for row in bit_indexes(urls)],
 """
 
 
-def test_simple_bloom_sets_the_books_bits_without_numpy(shared, tmp_path):
+@SIDES
+def test_simple_bloom_sets_the_books_bits_without_numpy(side, shared, tmp_path):
     """The book's filter: its bit indexes are Java's own (../shared/vectors/simple-bloom.tsv)."""
     lines = (shared / "vectors" / "simple-bloom.tsv").read_bytes().decode("utf-8").split("\n")[:-1]
     rows = [line.split("\t", 1) for line in lines]
     urls = [url for _, url in rows]
-    with_numpy, without = both(SIMPLE_BLOOM, [str(tmp_path / "bits"), urls])
+    with_numpy, without = both(SIMPLE_BLOOM, [str(tmp_path / "bits"), urls], side)
     assert without["indexes"] == [[int(i) for i in indexes.split(",")] for indexes, _ in rows]
     assert all(without["contains"][:3000])
     assert without == with_numpy
@@ -356,11 +389,12 @@ json.dump(out, sys.stdout)
 """
 
 
-def test_store_api_load_and_migrate_give_the_same_records_without_numpy(tmp_path):
+@SIDES
+def test_store_api_load_and_migrate_give_the_same_records_without_numpy(side, tmp_path):
     answers = []
-    for side, numpy in (("with", True), ("without", False)):
-        answer = run(STORE, [str(tmp_path / side / name) for name in ("store", "copy", "migrated")], numpy=numpy)
-        answers.append(json.loads(json.dumps(answer).replace(str(tmp_path / side), "FOLDER")))  # the commands name it
+    for folder, runs_on in (("with", "numpy"), ("without", side)):
+        answer = run(STORE, [str(tmp_path / folder / name) for name in ("store", "copy", "migrated")], side=runs_on)
+        answers.append(json.loads(json.dumps(answer).replace(str(tmp_path / folder), "FOLDER")))  # the commands name it
     with_numpy, without = answers
     assert without["put"] == 1002 and without["absent"][-2:] == [True, False]
     assert without["load"][0] == 0 and without["migrate"][0] == 0 and "HEADER=END" in without["dump"][1]

@@ -17,9 +17,12 @@ import sys
 import textwrap
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from java_programs import LEG_LOG_VERSION
 
 from pycrawler.cli import main
+from pycrawler.cli.store import _utf8_fault
 from pycrawler.store import Environment
 from pycrawler.store.bindings import get_binding
 
@@ -406,3 +409,17 @@ def test_a_locked_store_refuses_a_second_writer_but_lets_readers_in_and_neither_
     finally:
         holder.communicate("", timeout=60)
     assert records(copied, "raw") == RAW
+
+
+# Bytes around UTF-8's boundaries: ASCII, continuation bytes, every lead's edges, never-valid bytes.
+_UTF8_EDGES = [0x41, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC2, 0xDF, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF]
+
+
+@given(st.lists(st.sampled_from(_UTF8_EDGES), min_size=1, max_size=6).map(bytes))
+def test_a_dump_says_why_bytes_are_not_utf8_in_cpythons_words_on_any_runtime(data):
+    """The reason a JSON-lines dump gives is pycrawler's own, the same as CPython's decoder
+    gives, so that a dump under GraalPy (whose decoder says "malformed input") reads the same."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        assert _utf8_fault(data, exc.start) == exc.reason

@@ -143,7 +143,24 @@ def _text(data: bytes) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _Undecodable(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise _Undecodable(f"not UTF-8 text ({_utf8_fault(data, exc.start)} at byte {exc.start})") from None
+
+
+_SECOND_BYTE = {0xE0: (0xA0, 0xBF), 0xED: (0x80, 0x9F), 0xF0: (0x90, 0xBF), 0xF4: (0x80, 0x8F)}
+
+
+def _utf8_fault(data: bytes, at: int) -> str:
+    """Why UTF-8 text stops at byte ``at``, in the words of CPython's decoder: the dump reads
+    the same wherever it runs (GraalPy's decoder words it as Java's does, "malformed input")."""
+    lead = data[at]
+    width = 2 if 0xC2 <= lead <= 0xDF else 3 if 0xE0 <= lead <= 0xEF else 4 if 0xF0 <= lead <= 0xF4 else 0
+    if not width:
+        return "invalid start byte"
+    for offset, byte in enumerate(data[at + 1:at + width], 1):
+        low, high = _SECOND_BYTE.get(lead, (0x80, 0xBF)) if offset == 1 else (0x80, 0xBF)
+        if not low <= byte <= high:
+            return "invalid continuation byte"
+    return "unexpected end of data"
 
 
 def _decoder(name: str, serial_decoder):

@@ -237,7 +237,8 @@ def test_crawler4j_inspect_and_export_answer_the_same_without_numpy(side, name, 
     """The crawler4j frontiers of ../shared/wildje (3.5, 4.2 and a 4.3 fork)."""
     frontier = tmp_path / "frontier"
     shutil.copytree(corpus_folder(name), frontier)
-    with_numpy, without = both(CRAWLER4J, [str(frontier), str(tmp_path / "export")], side)
+    with_numpy, without = both(CRAWLER4J, [str(frontier), str(tmp_path / "export")], side,
+                             je=reading_je_jar(chosen_je(log_version(frontier))))
     assert all(result["exit"] == 0 for result in without["results"]), without["results"]
     assert without["files"]["pending"] or without["files"]["done"]
     assert without == with_numpy

@@ -19,7 +19,6 @@ its class.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import re
@@ -175,11 +174,22 @@ def translate(exc, where: str, renames: dict[str, str] | None = None) -> Pycrawl
     return PycrawlerError(f"{where}: {cls.rsplit('.', 1)[-1]}: {msg}")
 
 
-@contextlib.contextmanager
-def je_errors(where: str, renames: dict[str, str] | None = None):
+class je_errors:  # a context manager named as the function it was, as contextlib's are
     """Run a block, turning any Java exception into the matching pycrawler error (``renames``:
-    as :func:`translate` takes them)."""
-    try:
-        yield
-    except jvm.JavaException as exc:
-        raise translate(jvm.throwable(exc), where, renames) from exc
+    as :func:`translate` takes them).
+
+    A class, not a generator: a generator's context manager throws the exception into the
+    generator, which sets its traceback, and GraalPy refuses to set anything on a Java exception."""
+
+    __slots__ = ("where", "renames")
+
+    def __init__(self, where: str, renames: dict[str, str] | None = None):
+        self.where, self.renames = where, renames
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, traceback) -> bool:
+        if exc is not None and isinstance(exc, jvm.JavaException):
+            raise translate(jvm.throwable(exc), self.where, self.renames) from exc
+        return False

@@ -108,7 +108,15 @@ public final class Launcher {
                 .option("python.EmulateJython", "true")
                 // Compiled modules are cached in __pycache__ as CPython does (GraalPy embedded
                 // leaves it off by default, and compiles every module again at every start).
-                .option("python.DontWriteBytecodeFlag", "false");
+                .option("python.DontWriteBytecodeFlag", "false")
+                // The operating system's own processes, pipes and descriptors, as CPython has them:
+                // GraalPy's default (emulated in Java) gives a child no descriptor but its three
+                // streams, so one child's output never reaches another (store migrate pipes its
+                // reader into its writer). This launcher's streams are the process's own, so the
+                // native backend's warning (streams redirected in the embedding are not honoured)
+                // does not apply, and is silenced.
+                .option("python.PosixModuleBackend", "native")
+                .option("log.python.com.oracle.graal.python.runtime.PythonContext.level", "SEVERE");
         String executable = System.getProperty("pycrawler.graalpy.executable");
         if (executable != null) {
             builder.option("python.Executable", executable);

@@ -110,6 +110,10 @@ def main() -> None:
     if missing:
         print(f"jit: not run: {missing}", flush=True)
 
+    for runtime, result in results.items():
+        for name, op in result["operations"].items():
+            print(f"{runtime} {name} rounds/s: " + " ".join(f"{op['items'] / seconds:,.0f}" for seconds in op["seconds"]),
+                  flush=True)
     figures = {runtime: rates(result, args.warmup) for runtime, result in results.items()}
     for name, label in LABELS.items():
         cpython = figures["cpython"][name][0]

@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT.parent / "shared" / "fixtures" / "je7-heritrix-layout"
 sys.path.insert(0, str(ROOT))
 
 from pycrawler import jvm  # noqa: E402
@@ -64,9 +65,10 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds after the warm-up")
     parser.add_argument("--warmup", type=int, default=1, help="untimed rounds first")
-    parser.add_argument("--heritrix", type=Path, required=True, help="a Heritrix state folder")
-    parser.add_argument("--urls", type=Path, required=True, help="its seen URLs, one a line")
+    parser.add_argument("--heritrix", type=Path, default=FIXTURE, help="a Heritrix state (default: %(default)s)")
+    parser.add_argument("--urls", type=Path, help="its URLs, one a line (default: the state's .urls.txt)")
     args = parser.parse_args()
+    args.urls = args.urls or args.heritrix.with_name(args.heritrix.name + ".urls.txt")
     n, single, count = args.records, max(1, args.records // 10), args.warmup + args.rounds
     rnd = random.Random(1)
     records = [(rnd.getrandbits(128).to_bytes(16, "big"), rnd.randbytes(100)) for _ in range(n)]

@@ -10,7 +10,9 @@ in one call. Figures and the choice per runtime: docs/store.md, "Without numpy (
 
 from __future__ import annotations
 
+import re
 from array import array
+from bisect import bisect_right
 from collections.abc import Iterable
 from itertools import accumulate
 
@@ -19,6 +21,7 @@ from ..errors import BadInput
 from .urls import ENCODING, ERRORS, url_bytes
 
 _UrlKeys = jvm.jclass("org.pycrawler.bridge.UrlKeys")
+_OUTSIDE_THE_BMP = re.compile("[\U00010000-\U0010FFFF]")
 
 
 def _java_batch(data: bytes, lengths: Iterable[int]):
@@ -40,8 +43,14 @@ def _utf16_batch(texts: list[str]):
         raise BadInput(f"expected strings, got {type(bad).__name__}") from None
     if joined.isascii():
         return 1, *_java_batch(joined.encode("ascii"), map(len, texts))
-    encoded = [text.encode("utf-16-le", "surrogatepass") for text in texts]
-    return 2, *_java_batch(b"".join(encoded), (len(units) // 2 for units in encoded))
+    lengths = list(map(len, texts))
+    if len(units := joined.encode("utf-16-le", "surrogatepass")) != 2 * len(joined):
+        # A character outside the BMP is two units (a surrogate pair): found by the regex engine,
+        # each adds one to its string's length.
+        starts = list(accumulate(lengths, initial=0))
+        for astral in _OUTSIDE_THE_BMP.finditer(joined):
+            lengths[bisect_right(starts, astral.start()) - 1] += 1
+    return 2, *_java_batch(units, lengths)
 
 
 def create_keys(urls: Iterable[str]) -> list[int]:

@@ -3,8 +3,8 @@
 Under GraalPy the bridge's ``org.pycrawler.bridge.UrlKeys`` (a port of :mod:`.heritrix_fp`'s
 and :mod:`.xxh64`'s arithmetic) runs as Java code that the JVM's own JIT compiles even when
 GraalPy itself is interpreted, where the same loops in Python ints run interpreted. A batch
-crosses as one ``byte[]`` of the URLs end to end and an ``int[]`` of offsets; the keys come
-back as the little-endian bytes of a ``long[]``, which ``array("Q")`` reads as unsigned ints
+crosses as the URLs end to end (a ``String`` for Heritrix's keys, which fingerprint UTF-16
+units; a ``byte[]`` of their UTF-8 for XXH64) and an ``int[]`` of offsets; the keys come back as the little-endian bytes of a ``long[]``, which ``array("Q")`` reads as unsigned ints
 in one call. Figures and the choice per runtime: docs/store.md, "Without numpy (GraalPy)".
 """
 
@@ -34,37 +34,33 @@ def _unsigned(keys) -> list[int]:
 
 
 def _utf16_batch(texts: list[str]):
-    """(units, bytes per unit, offsets) of the strings as Java holds them: UTF-16 code units,
-    one byte each when the batch is ASCII (a lone surrogate is one unit, as in Java)."""
+    """(the strings joined, which GraalPy hands to Java as a ``String``, a lone surrogate as one
+    unit; the ``int[]`` of offsets in UTF-16 code units)."""
     try:
         joined = "".join(texts)
     except TypeError:
         bad = next(t for t in texts if not isinstance(t, str))
         raise BadInput(f"expected strings, got {type(bad).__name__}") from None
-    if joined.isascii():
-        return 1, *_java_batch(joined.encode("ascii"), map(len, texts))
     lengths = list(map(len, texts))
-    if len(units := joined.encode("utf-16-le", "surrogatepass")) != 2 * len(joined):
+    if not joined.isascii() and _OUTSIDE_THE_BMP.search(joined):
         # A character outside the BMP is two units (a surrogate pair): found by the regex engine,
         # each adds one to its string's length.
         starts = list(accumulate(lengths, initial=0))
         for astral in _OUTSIDE_THE_BMP.finditer(joined):
             lengths[bisect_right(starts, astral.start()) - 1] += 1
-    return 2, *_java_batch(units, lengths)
+    return joined, jvm.int_array(list(accumulate(lengths, initial=0)))
 
 
 def create_keys(urls: Iterable[str]) -> list[int]:
     """:func:`.heritrix_fp.create_key` of each URL."""
-    width, units, offsets = _utf16_batch(urls if isinstance(urls, list) else list(urls))
-    return _unsigned(_UrlKeys.heritrixKeys(units, width, offsets))
+    return _unsigned(_UrlKeys.heritrixKeys(*_utf16_batch(urls if isinstance(urls, list) else list(urls))))
 
 
 def fingerprints(polynomial: int, degree: int, texts: Iterable[str]) -> list[int]:
     """The Rabin fingerprint of degree ``degree`` modulo ``polynomial`` (as :class:`.heritrix_fp.RabinFingerprinter`
     takes them) of each string."""
-    width, units, offsets = _utf16_batch(texts if isinstance(texts, list) else list(texts))
     signed = polynomial - (1 << 64) if polynomial >> 63 else polynomial  # the bits of a Java long
-    return _unsigned(_UrlKeys.fingerprints(signed, degree, units, width, offsets))
+    return _unsigned(_UrlKeys.fingerprints(signed, degree, *_utf16_batch(texts if isinstance(texts, list) else list(texts))))
 
 
 def xxh64_urls(urls: Iterable[str]) -> list[int]:

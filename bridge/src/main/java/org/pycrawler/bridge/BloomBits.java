@@ -124,6 +124,9 @@ public final class BloomBits {
      * probes, blocked (format 2) or classic (format 1). Returns how many keys were absent.
      */
     public int resolve(boolean blocked, long m, int k, long[] keys, boolean update, boolean[] out) {
+        if (update && chunks.length > 0 && chunks[0].isReadOnly()) {
+            throw new IllegalStateException("this Bloom filter is open read-only: nothing can be added");
+        }
         int changed = 0;
         long blocks = m / 512;
         for (int r = 0; r < keys.length; r++) {

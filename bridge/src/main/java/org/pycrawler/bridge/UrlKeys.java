@@ -9,10 +9,9 @@ import java.nio.ByteOrder;
  * which this is a port (the Python modules explain the mathematics).
  *
  * <p>A batch is one array of URLs laid end to end and {@code n + 1} offsets into it: URL
- * {@code i} is {@code [offsets[i], offsets[i+1])}. Heritrix's keys take UTF-16 code units
- * (as a Java {@code String} holds them), one byte each when every unit is below 256 ({@code
- * width} 1) or two little-endian bytes ({@code width} 2), offsets counted in units; XXH64 takes
- * the URLs' bytes. Keys come back as a {@code long[]} (the unsigned value's bits), or as its
+ * {@code i} is {@code [offsets[i], offsets[i+1])}. Heritrix's keys take a {@code String}
+ * (its UTF-16 code units are what Heritrix fingerprints; GraalPy hands a Python {@code str} over
+ * as one, a lone surrogate as one unit), offsets counted in units; XXH64 takes the URLs' bytes. Keys come back as a {@code long[]} (the unsigned value's bits), or as its
  * little-endian bytes ({@link #littleEndian}), which Python unpacks in one call.
  */
 public final class UrlKeys {
@@ -65,11 +64,11 @@ public final class UrlKeys {
             }
         }
 
-        /** The fingerprint of the units {@code [from, to)} of {@code units} ({@code width} bytes each). */
-        long fp(byte[] units, int width, int from, int to) {
+        /** The fingerprint of the code units {@code [from, to)} of {@code text}. */
+        long fp(String text, int from, int to) {
             long f = empty;
             for (int i = from; i < to; i++) {
-                f ^= width == 1 ? units[i] & 0xFF : (units[2 * i] & 0xFF) | (units[2 * i + 1] & 0xFF) << 8;
+                f ^= text.charAt(i);
                 f = (f >>> 16) ^ shiftedOutLow[(int) f & 0xFF] ^ shiftedOutHigh[(int) (f >>> 8) & 0xFF];
             }
             long result = f & keep;
@@ -81,16 +80,12 @@ public final class UrlKeys {
         }
     }
 
-    private static int unit(byte[] units, int width, int i) {
-        return width == 1 ? units[i] & 0xFF : (units[2 * i] & 0xFF) | (units[2 * i + 1] & 0xFF) << 8;
-    }
-
     /** Where Heritrix's scheme and authority end in the URL {@code [from, to)}: before the
      * first '/' after the first "://"; the whole URL without either; nothing when "://" opens it. */
-    static int schemeAuthorityEnd(byte[] units, int width, int from, int to) {
+    static int schemeAuthorityEnd(String text, int from, int to) {
         int separator = -1;
         for (int i = from; i + 3 <= to; i++) {
-            if (unit(units, width, i) == ':' && unit(units, width, i + 1) == '/' && unit(units, width, i + 2) == '/') {
+            if (text.charAt(i) == ':' && text.charAt(i + 1) == '/' && text.charAt(i + 2) == '/') {
                 separator = i;
                 break;
             }
@@ -102,7 +97,7 @@ public final class UrlKeys {
             return from;
         }
         for (int i = separator + 3; i < to; i++) {
-            if (unit(units, width, i) == '/') {
+            if (text.charAt(i) == '/') {
                 return i;
             }
         }
@@ -110,26 +105,25 @@ public final class UrlKeys {
     }
 
     /** {@code BdbUriUniqFilter.createKey} of each URL: std24(scheme + authority) | std40(url) >>> 24. */
-    public static long[] heritrixKeys(byte[] units, int width, int[] offsets) {
+    public static long[] heritrixKeys(String urls, int[] offsets) {
         long[] keys = new long[offsets.length - 1];
         for (int i = 0; i < keys.length; i++) {
             int from = offsets[i];
             int to = offsets[i + 1];
-            keys[i] = STD24.fp(units, width, from, schemeAuthorityEnd(units, width, from, to))
-                | STD40.fp(units, width, from, to) >>> 24;
+            keys[i] = STD24.fp(urls, from, schemeAuthorityEnd(urls, from, to)) | STD40.fp(urls, from, to) >>> 24;
         }
         return keys;
     }
 
     /** The Rabin fingerprint of each string modulo {@code polynomial} of degree {@code degree} (8..64, whole bytes). */
-    public static long[] fingerprints(long polynomial, int degree, byte[] units, int width, int[] offsets) {
+    public static long[] fingerprints(long polynomial, int degree, String texts, int[] offsets) {
         if (degree < 8 || degree > 64 || degree % 8 != 0) {
             throw new IllegalArgumentException("degree must be a multiple of 8 in 8..64, not " + degree);
         }
         Rabin rabin = new Rabin(polynomial, degree);
         long[] out = new long[offsets.length - 1];
         for (int i = 0; i < out.length; i++) {
-            out[i] = rabin.fp(units, width, offsets[i], offsets[i + 1]);
+            out[i] = rabin.fp(texts, offsets[i], offsets[i + 1]);
         }
         return out;
     }

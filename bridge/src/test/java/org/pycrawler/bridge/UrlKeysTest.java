@@ -15,28 +15,18 @@ import org.junit.Test;
 
 /**
  * {@link UrlKeys} gives Heritrix's own keys and fingerprints (the vectors Heritrix computed, in
- * ../shared/vectors/heritrix-fp.tsv: createKey, std64, std24, std40 and the URL) in both unit
- * widths, and XXH64's published values (those of the reference implementation, xxhash).
+ * ../shared/vectors/heritrix-fp.tsv: createKey, std64, std24, std40 and the URL), and XXH64's
+ * published values (those of the reference implementation, xxhash).
  */
 public class UrlKeysTest {
     private static final Path VECTORS = Paths.get("..", "shared", "vectors", "heritrix-fp.tsv");
 
-    /** Strings laid end to end as UTF-16 code units of {@code width} bytes, and their offsets. */
-    private static Object[] batch(List<String> texts, int width) {
-        ByteArrayOutputStream units = new ByteArrayOutputStream();
+    private static int[] offsets(List<String> texts) {
         int[] offsets = new int[texts.size() + 1];
         for (int i = 0; i < texts.size(); i++) {
-            String text = texts.get(i);
-            for (int j = 0; j < text.length(); j++) {
-                char c = text.charAt(j);
-                units.write(c & 0xFF);
-                if (width == 2) {
-                    units.write(c >>> 8);
-                }
-            }
-            offsets[i + 1] = offsets[i] + text.length();
+            offsets[i + 1] = offsets[i] + texts.get(i).length();
         }
-        return new Object[] {units.toByteArray(), offsets};
+        return offsets;
     }
 
     private static long[] column(List<String[]> rows, int i) {
@@ -52,25 +42,12 @@ public class UrlKeysTest {
         List<String> urls = new ArrayList<>();
         rows.forEach(row -> urls.add(row[4]));
         long[][] polynomials = {{0xD74307D3FD3382DBL, 64}, {0x8E375B8000000000L, 24}, {0x8643FFF621800000L, 40}};
-        Object[] wide = batch(urls, 2);
-        assertArrayEquals(column(rows, 0), UrlKeys.heritrixKeys((byte[]) wide[0], 2, (int[]) wide[1]));
+        String joined = String.join("", urls);
+        assertArrayEquals(column(rows, 0), UrlKeys.heritrixKeys(joined, offsets(urls)));
         for (int i = 0; i < polynomials.length; i++) {
-            long[] fingerprints = UrlKeys.fingerprints(polynomials[i][0], (int) polynomials[i][1], (byte[]) wide[0], 2,
-                (int[]) wide[1]);
+            long[] fingerprints = UrlKeys.fingerprints(polynomials[i][0], (int) polynomials[i][1], joined, offsets(urls));
             assertArrayEquals(column(rows, i + 1), fingerprints);
         }
-        // The Latin-1 rows again with one byte a unit, the form an ASCII batch takes.
-        List<String[]> narrowRows = new ArrayList<>();
-        List<String> narrowUrls = new ArrayList<>();
-        for (String[] row : rows) {
-            if (row[4].chars().allMatch(c -> c < 256)) {
-                narrowRows.add(row);
-                narrowUrls.add(row[4]);
-            }
-        }
-        Object[] narrow = batch(narrowUrls, 1);
-        assertEquals(true, narrowRows.size() > rows.size() / 2);
-        assertArrayEquals(column(narrowRows, 0), UrlKeys.heritrixKeys((byte[]) narrow[0], 1, (int[]) narrow[1]));
     }
 
     @Test

@@ -38,7 +38,16 @@ from collections.abc import Iterable
 from functools import cached_property
 
 from ..errors import BadInput
+from ..jvm import RUNTIME
 from .urls import np, utf16_units
+
+# Without numpy, the batch functions run in one Java call a batch under GraalPy (the JVM
+# compiles it; GraalPy's Python ints do not come near), and one Python call per string on
+# CPython (figures in docs/store.md, "Without numpy (GraalPy)").
+if np is None and RUNTIME == "graalpy":
+    from . import java_keys
+else:
+    java_keys = None
 
 _WORD = (1 << 64) - 1
 _X_TO_THE_0 = 1 << 63
@@ -290,7 +299,11 @@ class RabinFingerprinter:
         fingerprints[filled] ^= sums
         return fingerprints
 
-    if np is None:
+    if java_keys is not None:
+        def fp_many(self, texts: Iterable[str]) -> list[int]:
+            """:meth:`fp` of each string, in one Java call (GraalPy)."""
+            return java_keys.fingerprints(self.polynomial, self.degree, texts)
+    elif np is None:
         def fp_many(self, texts: Iterable[str]) -> list[int]:
             """:meth:`fp` of each string, one by one (no numpy)."""
             return [self.fp(text) for text in texts]
@@ -405,7 +418,9 @@ def _create_keys_of_chunk(urls: list[str], scratch: Scratch) -> np.ndarray:
     return host_part | (STD40.fold(units, lengths, scratch) >> np.uint64(24))
 
 
-if np is None:
+if java_keys is not None:
+    create_keys = java_keys.create_keys
+elif np is None:
     def create_keys(urls: Iterable[str]) -> list[int]:
         """:func:`create_key` of each URL, one by one (no numpy)."""
         return [create_key(url) for url in urls]

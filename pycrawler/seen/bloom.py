@@ -78,16 +78,19 @@ from pathlib import Path
 from .. import failpoints
 from ..atomic_write import replacing
 from ..errors import BadInput, as_disk_full
+from ..jvm import RUNTIME
 from ..keys import fingerprints64
 from ..keys.xxh64 import xxh64_urls
 from ..store.packing import np
 from .protocol import as_keys
 from .synchronous import SynchronousVisited
 
-if np is None:  # GraalPy: the same bits, set by plain Python on bytes
-    from . import bloom_python as bit_ops
-else:
+if np is not None:
     from . import bloom_numpy as bit_ops
+elif RUNTIME == "graalpy":  # the same bits, set in Java one call a batch (the JVM compiles it)
+    from . import bloom_java as bit_ops
+else:  # CPython without numpy: the same bits, set by plain Python on bytes
+    from . import bloom_python as bit_ops
 
 MAGIC = b"PYCBLOOM"
 CLASSIC, BLOCKED = 1, 2

@@ -1,7 +1,8 @@
 """The Bloom filter's bit operations (:mod:`pycrawler.seen.bloom`) on numpy arrays, compiled by numba.
 
 :mod:`.bloom_python` does the same on ``bytearray``/``mmap`` bytes where numpy cannot be
-imported (GraalPy); the filter chooses one at import. Both read and write the same bytes.
+imported (CPython), :mod:`.bloom_java` in the bridge's Java under GraalPy; the filter chooses
+one at import. All three read and write the same bytes.
 """
 
 from __future__ import annotations

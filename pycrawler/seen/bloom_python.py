@@ -1,13 +1,14 @@
 """The Bloom filter's bit operations (:mod:`pycrawler.seen.bloom`) in plain Python, on bytes.
 
-Where numpy cannot be imported (GraalPy) the filter's bits are a ``bytearray`` or an
+Where numpy cannot be imported, on CPython, the filter's bits are a ``bytearray`` or an
 ``mmap`` of its file, and a key's probes are computed with Python ints masked to 64 bits:
 the same mixer, the same probe sequences and the same bits as the compiled kernels of
 :mod:`.bloom_numpy`, so a filter written by either path is read by the other. A blocked
 filter's probes fall in one 64-byte block; its little-endian 64-bit words are addressed here
 byte by byte (bit ``p`` of the block is bit ``p & 7`` of its byte ``p >> 3``).
 
-It costs about a microsecond a probe in CPython (figures in docs/store.md, "Without numpy").
+It costs about a microsecond a probe in CPython (figures in docs/store.md, "Without numpy");
+GraalPy takes :mod:`.bloom_java` instead.
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ keys only after the commit, from a log committed in it.
 
 from __future__ import annotations
 
+from array import array
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -59,7 +60,11 @@ if np is None:
         from ..errors import BadInput
 
         keys = [keys] if isinstance(keys, int) else list(keys)
-        if not all(isinstance(k, int) and not isinstance(k, bool) and 0 <= k < 1 << 64 for k in keys):
+        try:
+            array("Q", keys)  # refuses what is not an int in [0, 2**64) in one call, not one per key
+        except (OverflowError, TypeError):
+            raise BadInput("Visited keys are ints in [0, 2**64)") from None
+        if bool in set(map(type, keys)):
             raise BadInput("Visited keys are ints in [0, 2**64)")
         return keys
 else:

@@ -34,6 +34,12 @@ if TEST_CLASSES.is_dir():
     os.environ["PYCRAWLER_CLASSPATH"] = os.pathsep.join(entries + [str(TEST_CLASSES)])
 
 
+collect_ignore = ["graalpy"]
+"""tests/graalpy runs under GraalPy only, as its own root (scripts/test's GraalPy leg: ``scripts/graalpy
+-m pytest -c tests/graalpy/pytest.ini``, where this file is never loaded). It has no conftest.py
+of its own: one there would be imported as ``conftest`` too, and shadow this one for every test
+module here that imports from it."""
+
 ANY_JE = frozenset({
     # No JE at all: keys, parsing, fetching, caches and their simulation, test sites, the crawl's slots.
     "test_cache_sim", "test_cli_fingerprint", "test_fetch", "test_gc_pause", "test_heritrix_canon",

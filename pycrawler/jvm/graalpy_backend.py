@@ -3,9 +3,10 @@
 The JVM is the one GraalPy runs in, started with pycrawler's class path by its launcher, so
 there is nothing to start and no thread to attach (every Python thread is a Java thread).
 
-Bytes cross as Latin-1 text, which maps each byte to one character and back: Java's own
-``Charset`` code turns it into a ``byte[]`` and a ``String`` of a ``byte[]`` back into text,
-so no byte is copied by interpreted code (a ``byte[]`` read element by element is signed,
+Bytes cross as Latin-1 text, which maps each byte to one character and back: the launcher's
+``org.pycrawler.graalpy.Bytes`` (in pycrawler-graalpy.jar, on the class path wherever pycrawler
+runs under GraalPy: scripts/graalpy and the JSR-223 engine) turns it into a ``byte[]`` and a
+``byte[]`` back into text in one call each, so no byte is copied by interpreted code (a ``byte[]`` read element by element is signed,
 which ``bytes()`` refuses, and is the slow way). The other arrays are filled by one slice
 assignment, which GraalPy's interop runs.
 
@@ -24,9 +25,7 @@ RUNTIME = "graalpy"
 
 jclass = java.type
 
-_LATIN_1 = jclass("java.nio.charset.StandardCharsets").ISO_8859_1
-_String = jclass("java.lang.String")
-_copy_of = jclass("java.util.Arrays").copyOf
+_BYTES = jclass("org.pycrawler.graalpy.Bytes")
 _same = jclass("java.util.Objects").requireNonNull
 
 
@@ -45,13 +44,12 @@ def byte_array(data):
     """A ``byte[]`` of ``data`` (bytes-like), or of ``data`` zeros (an int)."""
     if isinstance(data, int):
         return jclass("byte[]")(data)
-    encoded = _LATIN_1.encode(str(data, "latin-1"))
-    return _copy_of(encoded.array(), encoded.limit())
+    return _BYTES.fromLatin1(str(data, "latin-1"))
 
 
 def to_bytes(array) -> bytes:
     """The bytes of a Java ``byte[]``."""
-    return _String(array, _LATIN_1).encode("latin-1")
+    return _BYTES.toLatin1(array).encode("latin-1")
 
 
 def _filled(array_type):

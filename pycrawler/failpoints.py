@@ -86,6 +86,15 @@ ARM_VARIABLE = "PYCRAWLER_FAILPOINT"
 TRACE_VARIABLE = "PYCRAWLER_FAILPOINT_TRACE"
 
 
+_dies_with: list[int] = []
+
+
+def kill_with(pid: int) -> None:
+    """In a process that works for ``pid`` (a crawl's fetcher): an armed point it passes kills
+    ``pid`` first, as a kill -9 of the crawl takes the crawl and its fetchers at that instant."""
+    _dies_with.append(pid)
+
+
 def _off(name: str) -> None:
     """A point when no failpoint is armed and no trace is asked for."""
 
@@ -101,6 +110,8 @@ def _armed(point: str | None, at: int, trace: str | None):
         if name == point:
             passes += 1
             if passes == at:
+                for pid in _dies_with:
+                    os.kill(pid, signal.SIGKILL)
                 os.kill(os.getpid(), signal.SIGKILL)
 
     return hit

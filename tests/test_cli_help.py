@@ -24,7 +24,7 @@ def option(parser: argparse.ArgumentParser, name: str) -> tuple[object, str]:
 
 
 @pytest.mark.parametrize("name, field", [
-    ("--concurrency", "concurrency"), ("--parse-workers", "parse_workers"), ("--je-cache-mb", "je_cache_mb"),
+    ("--concurrency", "concurrency"), ("--je-cache-mb", "je_cache_mb"),
     ("--bloom-capacity", "bloom_capacity"), ("--min-free", "min_free_mb")])
 def test_a_crawl_option_defaults_to_its_crawl_config_value_and_its_help_says_so(name, field):
     default, help_text = option(command("crawl"), name)

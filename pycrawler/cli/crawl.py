@@ -132,8 +132,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="do not read the sitemaps robots.txt names (nor a seed that is one); see docs/crawler.md")
     p.add_argument("--contact", metavar="URL",
                    help="operator contact URL for the User-Agent (required unless all seeds are on loopback)")
-    p.add_argument("--parse-workers", type=_positive, default=CrawlConfig.parse_workers, metavar="N",
-                   help="page-processing worker processes (default %(default)s)")
+    p.add_argument("--fetchers", "--parse-workers", dest="fetchers", type=_positive, metavar="N",
+                   help="fetcher processes, each fetching, parsing and writing its own WARC files (default: one "
+                        "a core; --parse-workers is its former name); see docs/crawler.md")
     add_progress_option(p)
     p.add_argument("--serve", action="store_true",
                    help="serve the crawl's state while it runs (py4j, printed on stderr), so that store ls/dump "
@@ -163,7 +164,7 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
         canon=args.canon, seen_key=args.seen_key, warc=args.warc, trace=args.trace,
         fsync=args.fsync, repair=args.repair, min_free_mb=args.min_free, queue_budget=args.queue_budget,
         robots=args.robots, sitemaps=not args.no_sitemaps,
-        contact_url=contact_for(args.seeds, args.contact), parse_workers=args.parse_workers, progress=args.progress,
+        contact_url=contact_for(args.seeds, args.contact), fetchers=args.fetchers, progress=args.progress,
         serve=args.serve_port if args.serve else None, stats=args.stats)
 
 

@@ -195,7 +195,7 @@ class LiveFigures(Figures):
             "disk": {"min_free_bytes": config.min_free_mb * MB,
                      "free_bytes": {str(folder): free_bytes(folder) for folder in crawler.disk.folders}},
             "workers": {"concurrency": config.concurrency, "in_flight": stats["in_process"],
-                        "parse_workers": config.parse_workers},
+                        "fetchers": crawler.fetchers.count},
         }
 
     def _queues(self, top: int) -> tuple[dict, list[tuple]]:

@@ -86,6 +86,20 @@ def format_line(*, status: int, url: str, hop_path: str = "", via: str | None = 
     )) + "\n"
 
 
+def fetch_line(result: FetchResult, *, hop_path: str = "", via: str | None = None, worker: int = 0,
+               source_tag: str | None = None, annotations: Iterable[str] = ()) -> str:
+    """The line of one fetch attempt (``annotations`` add to the fetch's own): what a fetcher
+    process formats, payload digest included, for the crawl's one crawl.log."""
+    answered = result.status > 0
+    return format_line(
+        status=result.status, url=result.url, hop_path=hop_path, via=via,
+        size=len(result.payload) if answered else None,
+        content_type=result.header("Content-Type") if answered else None,
+        worker=worker, fetch_began=result.started, duration_ms=result.duration_ms,
+        digest=payload_digest(result.payload) if answered else None, source_tag=source_tag,
+        annotations=[*result.annotations, *annotations])
+
+
 class CrawlLog:
     """Appends crawl.log lines to ``path``; :meth:`log_fetch` for fetches, :meth:`log` for the rest
     (e.g. a URL robots.txt precluded, status -9998, never fetched)."""
@@ -103,14 +117,12 @@ class CrawlLog:
     def log_fetch(self, result: FetchResult, *, hop_path: str = "", via: str | None = None, worker: int = 0,
                   source_tag: str | None = None, annotations: Iterable[str] = ()) -> None:
         """The line for one fetch attempt (``annotations`` add to the fetch's own)."""
-        answered = result.status > 0
-        self._file.write(format_line(
-            status=result.status, url=result.url, hop_path=hop_path, via=via,
-            size=len(result.payload) if answered else None,
-            content_type=result.header("Content-Type") if answered else None,
-            worker=worker, fetch_began=result.started, duration_ms=result.duration_ms,
-            digest=payload_digest(result.payload) if answered else None, source_tag=source_tag,
-            annotations=[*result.annotations, *annotations]))
+        self._file.write(fetch_line(result, hop_path=hop_path, via=via, worker=worker, source_tag=source_tag,
+                                    annotations=annotations))
+
+    def write(self, line: str) -> None:
+        """A line formatted elsewhere (a fetcher process's :func:`fetch_line`)."""
+        self._file.write(line)
 
     def flush(self) -> None:
         """Every line written so far reaches the operating system (the disk, with ``fsync``)."""

@@ -1,4 +1,4 @@
-"""The crawl engine: fetch workers on one asyncio loop, a work-queue frontier on JE, page workers.
+"""The crawl engine: a work-queue frontier on JE, driven from one asyncio loop, and fetcher processes.
 
 One :class:`Crawler` runs one crawl in a state folder; the same folder resumes it::
 
@@ -14,14 +14,14 @@ The flow of a URL:
    a precluded URL is logged with status -9998 and recorded, not fetched; while the host's
    robots.txt is unreachable its URLs wait (-61, retried with the queue's backoff); the
    host's ``Crawl-delay`` goes into the queue's politeness delay.
-3. **fetch** (:class:`~pycrawler.fetch.Fetcher`), one crawl.log line per attempt, WARC
-   records when asked. The URL's queue is released as the fetch ends
+3. **fetch and page work** in a fetcher process (:mod:`.fetchers`, ``--fetchers N``): the
+   GET, extraction, scope, depth and trap filters (:mod:`.pages`), the crawl.log line (which
+   this process appends to crawl.log), WARC records when asked (in the fetcher's own WARC
+   files). The URL's queue is released as the fetcher answers
    (:meth:`WorkQueueFrontier.release`): it hands out its next URL once its politeness delay
-   has passed, while this one keeps its slot and stays pending, so one connection to a host
-   fetches its next page while the last one is worked on.
-4. **page work** in worker processes (:mod:`.pages`): extraction, scope, depth and trap
-   filters, the encoded record. A redirect's target is a discovered URL with hop ``R``
-   (same layer; at most :data:`MAX_TRAILING_REDIRECTS` in a row).
+   has passed, while this one keeps its slot and stays pending until the flush.
+4. **the record**: the fetch's fields and the page's, encoded here. A redirect's target is a
+   discovered URL with hop ``R`` (same layer; at most :data:`MAX_TRAILING_REDIRECTS` in a row).
 5. **flush**, in batches (every :attr:`CrawlConfig.flush_interval` seconds or
    :attr:`CrawlConfig.flush_pages` pages): the pages' new links are scheduled through the
    frontier (which canonicalises and dedupes them through the Visited table), their records
@@ -84,28 +84,27 @@ from .. import failpoints, jvm
 from ..atomic_write import write_atomically
 from ..cluster.protocol import Link, LinkExchange
 from ..errors import BadInput, PycrawlerError
-from ..fetch import ALLOWED, FetchConfig, Fetcher, FetchResult, RobotsCache
+from ..fetch import ALLOWED, FetchConfig, Fetcher, RobotsCache
 from ..fetch import status as fetch_status
 from ..fetch.robots import host_key
 from ..frontier.politeness import Outcome
 from ..frontier.todo import JE_CONFIG
 from ..frontier.workqueues import WorkQueueFrontier
 from ..keys.schemes import get_seen_key_scheme
-from ..parse.html import HTML_TYPES, looks_like_html, mime_type
-from ..parse.links import Hop, Outlink, PathRepetitionRule, sitemap_hops, trailing_redirects
-from ..parse.sitemap import place_of
+from ..parse.links import Hop, Outlink, PathRepetitionRule, trailing_redirects
 from ..records.crawl_url import CrawlUrl
 from ..seen.tables import open_visited
 from ..store import Environment, je_choice
 from .cluster_side import RECEIVE_INTERVAL, ClusterSide
 from .discovery import LinkScheduler, discovery
 from .diskspace import DiskSpaceMonitor
+from .fetchers import Fetched, FetcherPool, FetcherSetup, FetchTask, default_fetchers
 from .flush import Committer
 from .forwarded import Forwarded
 from .inflight import Finished, InFlight
 from .outbox import Outbox
 from .outputs import CrawlOutputs
-from .pages import LinkPolicy, PagePool, PageResult
+from .pages import LinkPolicy
 from .progress import Progress
 from .scope import Scope, check_seeds, server
 from .settings import KEPT_SETTINGS, SETTING_DEFAULTS, SETTINGS_FILE, CrawlConfig, CrawlSummary
@@ -115,9 +114,6 @@ from .stop_signals import CLOSING, Interrupted, StopSignals
 
 MAX_TRAILING_REDIRECTS = 5
 """Redirects (HTTP or meta refresh) followed in a row before the chain is dropped (RFC 9309's 5 hops)."""
-MAX_SITEMAP_HOPS = 2
-"""Sitemaps in a row: robots.txt (or a seed) names an index, the index names sitemaps, whose
-URLs are pages; an index in an index (which the protocol does not allow) is not read."""
 
 FETCHED, ROBOTS = "fetched", "robots"
 CRAWL_LOG = "crawl.log"
@@ -135,21 +131,21 @@ def is_transient(status: int) -> bool:
     return status in TRANSIENT_STATUSES
 
 
-def fetch_outcome(result: FetchResult, crawl_delay: float | None = None, requested: bool = True) -> Outcome:
-    """What the URL's queue turns around on after ``result`` (``requested``: see :class:`Outcome`)."""
-    status, seconds = result.status, result.duration_ms / 1000
+def fetch_outcome(fetched: Fetched, crawl_delay: float | None = None, requested: bool = True) -> Outcome:
+    """What the URL's queue turns around on after ``fetched`` (``requested``: see :class:`Outcome`)."""
+    status, seconds = fetched.status, fetched.duration_ms / 1000
     transient = is_transient(status)
     kind = Outcome.retry if transient else Outcome.success if status > 0 else Outcome.failure
-    retry_after = result.retry_after() if transient else None
+    retry_after = fetched.retry_after if transient else None
     return kind(seconds, crawl_delay=crawl_delay, status_code=status, retry_after=retry_after, requested=requested)
 
 
 @dataclasses.dataclass(slots=True)
 class Fetch:
-    """A fetch that is over, before its page is worked on: the server's answer, the outcome its
-    queue turns around on, and crawl.log's hop path and via of the URL."""
+    """A fetch that is over, its page worked on by its fetcher: what the fetcher sent, the
+    outcome its queue turns around on, and crawl.log's hop path and via of the URL."""
 
-    result: FetchResult
+    fetched: Fetched
     outcome: Outcome
     hop_path: str
     via: str
@@ -400,12 +396,13 @@ class Crawler:
 
     def _widen_scope(self) -> None:
         """The scope of the command's seeds and the added ones, as a resume will have it: an
-        added seed's links are followed as a command-line seed's are. The page workers are
-        started again only when it admits more than before (a seed on a new host, say)."""
+        added seed's links are followed as a command-line seed's are. The fetchers take it for
+        the pages they fetch from now on."""
         scope = self._seeds_scope()
         if scope != self.scope:
             self.scope = scope
-            self.pages.use_policy(dataclasses.replace(self.pages.policy, scope=scope))
+            self.link_policy = dataclasses.replace(self.link_policy, scope=scope)
+            self.fetchers.use_policy(self.link_policy)
 
     def stop_now(self) -> None:
         """Stop without waiting for the fetches in flight: they are cancelled and stay pending;
@@ -435,20 +432,21 @@ class Crawler:
         loop = asyncio.get_running_loop()
         self._wakeup, self._flush_due = asyncio.Event(), asyncio.Event()
         self._signals.running(loop, self._on_signal)
-        policy = LinkPolicy(self.scope, config.max_depth, self.path_rule, config.embeds,
-                            outlinks=bool(config.warc or config.trace))
-        self.pages = PagePool(policy, config.parse_workers)
+        self.link_policy = LinkPolicy(self.scope, config.max_depth, self.path_rule, config.embeds,
+                                      outlinks=bool(config.warc or config.trace))
         fetch_config = FetchConfig(contact_url=config.contact_url, connections=max(64, config.concurrency * 2),
                                    connections_per_host=config.concurrency, **config.fetch)
+        setup = FetcherSetup(self.link_policy, fetch_config, sitemaps=config.sitemaps, warc=config.warc,
+                             fsync=config.fsync, trace=config.trace is not None)
+        self.fetchers = FetcherPool(setup, config.fetchers or default_fetchers())
         self.progress = Progress(enabled=config.progress)
         try:
             if self.console is not None:
                 await self.console.start(self)
-            await loop.run_in_executor(None, self.pages.warm_up)
-            async with Fetcher(fetch_config) as fetcher:
-                self.fetcher = fetcher
+            await self.fetchers.warm_up()
+            async with Fetcher(fetch_config) as robots_fetcher:  # robots.txt's own: each host's is fetched once
                 politeness = config.politeness  # robots.txt is retried as its URLs are: they wait in step
-                self.robots = RobotsCache(fetcher, store=self.robots_db, reading=config.robots,
+                self.robots = RobotsCache(robots_fetcher, store=self.robots_db, reading=config.robots,
                                           retry_delay=politeness.retry_delay,
                                           max_retry_delay=politeness.max_retry_delay,
                                           max_failures=politeness.max_retries + 1)
@@ -467,7 +465,7 @@ class Crawler:
             self._signals.closing()
             if self.console is not None:
                 await self.console.close()
-            self.pages.close()
+            await self.fetchers.close()
             self.progress.close()
 
     def _done(self) -> int:
@@ -592,8 +590,8 @@ class Crawler:
         try:
             try:
                 replay = self.replays.take(record.ori_url) if self.replays is not None else None
-                fetch = (Fetch(replay, fetch_outcome(replay, requested=False), *discovery(record), replayed=True)
-                         if replay is not None else await self._fetch(record, worker))
+                fetch = (await self._replay(record, worker, replay) if replay is not None
+                         else await self._fetch(record, worker))
                 if isinstance(fetch, Finished):  # refused without a fetch (robots.txt)
                     finished = fetch
                 else:
@@ -601,7 +599,7 @@ class Crawler:
                     # connection a host, its next fetch overlaps this page's parse.
                     self._release(record.ori_url, fetch.outcome)
                     released = True
-                    finished = await self._work(record, worker, fetch)
+                    finished = self._work(record, worker, fetch)
             except (asyncio.CancelledError, PycrawlerError):
                 raise
             except Exception as exc:  # a bug on one URL must not stop the crawl: -5 records it
@@ -683,56 +681,43 @@ class Crawler:
                 return Finished.failed(record, hop_path, verdict)
             return Finished.retry(record, hop_path, verdict)  # the host is disallowed for now: the URL waits
 
-        result = await self.fetcher.fetch(url)
-        return Fetch(result, fetch_outcome(result, self.robots.crawl_delay(url)), hop_path, via)
+        fetched = await self.fetchers.fetch(FetchTask(0, url, record.layer, hop_path, via, worker))
+        return Fetch(fetched, fetch_outcome(fetched, self.robots.crawl_delay(url)), hop_path, via)
 
-    async def _read_sitemap(self, body: bytes, url: str, layer: int, hop_path: str, via: str | None) -> PageResult:
-        """The links of a sitemap: a URL named as one (hop ``M``: by robots.txt or an index), or
-        a seed whose answer is not HTML (or the URL a seed redirects to). Its URLs must be under its folder, or anywhere on the
-        host whose robots.txt named it; an index's sitemaps are followed while the chain of
-        sitemaps is at most :data:`MAX_SITEMAP_HOPS` long (a loop of indexes ends there, or at
-        the seen table)."""
-        hops = sitemap_hops(hop_path)
-        allowed = (place_of(url),)
-        if hops == 1 and via is not None and hop_path.endswith(Hop.MANIFEST.value) and via.endswith("/robots.txt"):
-            allowed += (place_of(via, whole_host=True),)
-        page = await asyncio.wrap_future(self.pages.submit_sitemap(body, layer, allowed, hops < MAX_SITEMAP_HOPS))
-        summary = self.summary
-        if page.sitemap is not None:
-            summary.sitemaps += 1
-            summary.sitemap_urls += page.extracted - page.refused
-            summary.sitemap_refused += page.refused
-            summary.sitemaps_truncated += page.truncated
-        return page
+    async def _replay(self, record: CrawlUrl, worker: int, replay) -> Fetch:
+        """A fetch a damaged state lost, read back from a WARC file: its page worked on by a fetcher."""
+        hop_path, via = discovery(record)
+        fetched = await self.fetchers.fetch(FetchTask(0, record.ori_url, record.layer, hop_path, via, worker, replay))
+        return Fetch(fetched, fetch_outcome(fetched, requested=False), hop_path, via, replayed=True)
 
-    async def _work(self, record: CrawlUrl, worker: int, fetch: Fetch) -> Finished:
-        """What a fetch gives: its page's links (from a page worker), the record's fields, the
-        outputs' lines and records."""
-        url, layer, result = record.ori_url, record.layer, fetch.result
-        status, hop_path, via, summary = result.status, fetch.hop_path, fetch.via, self.summary
+    def _work(self, record: CrawlUrl, worker: int, fetch: Fetch) -> Finished:
+        """What a fetch gives: the record's fields and the page's links (from its fetcher), the
+        summary's counts, crawl.log's line and the trace's outlinks."""
+        fetched, hop_path, summary = fetch.fetched, fetch.hop_path, self.summary
+        status = fetched.status
+        if fetched.error is not None:  # the fetcher's WARC file failed: the URL stays pending, the crawl stops
+            self.outputs.failed_elsewhere(*fetched.error)
         if not fetch.replayed:  # a replay was counted by the run that fetched it
             summary.statuses[status] += 1
-            self.progress.fetched(status, len(result.payload))
+            self.progress.fetched(status, fetched.size)
             self.progress.tick()
             if status > 0:
                 summary.fetched += 1
-                summary.bytes += len(result.payload)
+                summary.bytes += fetched.size
             else:
                 summary.failed += 1
-        result.record_on(record)
-        headers = result.header_map
-        media = mime_type(headers)
-        page: PageResult | None = None
-        answered = 200 <= status < 300
-        html = answered and (media in HTML_TYPES if media else looks_like_html(result.body))
-        seed = not hop_path.rstrip(Hop.REDIRECT.value)  # a seed, or where a seed redirects (http to https)
-        if answered and self.config.sitemaps and (sitemap_hops(hop_path) or (seed and not html)):
-            page = await self._read_sitemap(result.body, url, layer, hop_path, via)
-        elif html:
-            page = await asyncio.wrap_future(self.pages.submit(result.body, url, headers, layer))
-            page.record_on(record)
+        fetched.record.copy_to(record)
+        page = fetched.page
         if page is not None:
-            links = list(zip(page.links, page.hops))  # the workers send a list and a string: less to pickle
+            if fetched.sitemap:
+                if page.sitemap is not None:
+                    summary.sitemaps += 1
+                    summary.sitemap_urls += page.extracted - page.refused
+                    summary.sitemap_refused += page.refused
+                    summary.sitemaps_truncated += page.truncated
+            else:
+                page.record_on(record)
+            links = list(zip(page.links, page.hops))  # the fetchers send a list and a string: less to pickle
             if trailing_redirects(hop_path) >= MAX_TRAILING_REDIRECTS:
                 # a meta refresh is a redirect: a chain of them ends where one of HTTP redirects does
                 links = [(target, hop) for target, hop in links if hop != Hop.REDIRECT.value]
@@ -741,16 +726,15 @@ class Crawler:
             self._repeats += page.repeats
         else:
             links = []
-        record.type = media
-        if result.redirect is not None:
-            target = result.redirect
+        record.type = fetched.media
+        if fetched.redirect is not None:
+            target = fetched.redirect
             if (trailing_redirects(hop_path) < MAX_TRAILING_REDIRECTS and self.scope.allows(target)
                     and not self.path_rule.rejects(target)):
                 links.append((target, Hop.REDIRECT.value))
         finished = Finished.fetched(record, hop_path, links, fetch.outcome)  # the record encoded before the outputs see the fetch
-        parsed = page.outlinks if page is not None else None  # a list only when WARC or trace asks
+        parsed = page.outlinks if page is not None else None  # a list only when the trace asks
         outlinks = [Outlink(u, Hop(h), c) for u, h, c in parsed] if parsed is not None else None
         if not fetch.replayed:  # its crawl.log line and WARC records are there already
-            self.outputs.fetched(result, hop_path=hop_path, via=via, worker=worker, outlinks=outlinks)
+            self.outputs.fetched(fetched.line, outlinks=outlinks)
         return finished
-

@@ -1,34 +1,28 @@
-"""A fetched page's CPU work, done in worker processes: extract, filter the links, encode the record.
+"""A fetched page's CPU work, done in the fetcher processes: extract, filter the links.
 
-The crawling process runs the event loop, the fetcher, the JVM and the frontier; with two
-cores, every millisecond of Python it spends per page caps the crawl. So a worker does
-everything that depends only on the page:
+The crawling process runs the event loop, the JVM and the frontier; every millisecond of
+Python it spends per page caps the crawl. So the fetcher that fetched a page
+(:mod:`.fetchers`) also does everything that depends only on the page:
 
 1. :func:`pycrawler.parse.extract` (charset, title, meta fields, outlinks), or for a sitemap
    :func:`pycrawler.parse.sitemap.read_sitemap` (the URLs it lists);
 2. the link filters that depend only on the link: scope (:mod:`.scope`), the path-repetition
    trap rule, the depth limit (from the page's layer);
-3. a per-worker memory of the links it has already passed on (:data:`SENT_LIMIT` of them,
+3. a per-fetcher memory of the links it has already passed on (:data:`SENT_LIMIT` of them,
    then it starts afresh), so a link that appears on thousands of pages crosses back to the
-   crawling process about once per worker instead of once per page. The frontier's Visited
+   crawling process about once per fetcher instead of once per page. The frontier's Visited
    table stays the authority on what is new; this only spares it repeated questions;
 4. the fields the page's :class:`~pycrawler.records.crawl_url.CrawlUrl` record keeps: title,
    charset, description, author, distinct references. (The record is encoded by the crawling
-   process: the records module brings numpy, which the workers do without.)
+   process: the records module brings numpy, which the fetchers do without.)
 
 Why the memory is safe: a link is remembered only once it has passed every filter that does
 not depend on the page it was found on, and the crawling process schedules every link it
-receives before it marks the page done (a crash loses the workers too, and a resumed crawl
+receives before it marks the page done (a crash loses the fetchers too, and a resumed crawl
 starts with empty memories and refetches the pages that were in process).
 
 Measured on 200 JDK API pages (50 kB on average, a loaded 2-core machine): extraction takes
-~7.7 ms a page, pickling the body to a worker and back ~0.05 ms, so no page is worth parsing
-on the event loop: every HTML page goes to a worker.
-
-Workers ignore SIGINT and SIGTERM: a Ctrl-C at a terminal reaches the whole process group,
-systemd sends SIGTERM to the whole service, and the crawling process decides how to stop. The
-kernel kills them the moment the crawling process dies, at any instant of their lives
-(:mod:`pycrawler.worker_processes`: a kill -9 leaves no orphans).
+~7.7 ms a page, so no page is parsed on the crawling process's loop.
 """
 
 from __future__ import annotations
@@ -36,13 +30,10 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
-import multiprocessing
-import signal
 
 from ..parse.html import MAX_OUTLINKS, extract
 from ..parse.links import SAME_LAYER_HOPS, Hop, PathRepetitionRule
 from ..parse.sitemap import GZIP_MAGIC, INDEX, read_sitemap
-from ..worker_processes import TiedProcessPool
 from .scope import Scope
 
 SENT_LIMIT = 1_000_000
@@ -114,17 +105,24 @@ def _heap_trimmer():
 _trim_heap = _heap_trimmer()
 
 
-def _start_worker(policy: LinkPolicy, large_page_lock) -> None:
-    global _policy, _large_page_lock
-    for signum in (signal.SIGINT, signal.SIGTERM):  # the crawling process decides when its workers end
-        signal.signal(signum, signal.SIG_IGN)
-    _policy, _large_page_lock = policy, large_page_lock
+def start_worker(policy: LinkPolicy, large_page_lock) -> None:
+    """Make this process a page worker (a fetcher) under ``policy``; ``large_page_lock``: one
+    lock shared by every worker (:data:`LARGE_PAGE_BYTES`)."""
+    global _large_page_lock
+    _large_page_lock = large_page_lock
+    use_policy(policy)
+
+
+def use_policy(policy: LinkPolicy) -> None:
+    """Keep the links of the pages worked on from now on under ``policy`` (the crawl's scope grew)."""
+    global _policy
+    _policy = policy
 
 
 def process_page(body: bytes, url: str, headers: dict, layer: int) -> PageResult:
     """Extract ``body`` (fetched from ``url``, found at ``layer``) and keep the new links.
 
-    Runs in a worker started by :class:`PagePool` (any process with :func:`_start_worker` called)."""
+    Runs in a fetcher (any process with :func:`start_worker` called)."""
     policy = _policy
     large = len(body) >= LARGE_PAGE_BYTES
     with _large_page_lock if large else contextlib.nullcontext():
@@ -183,45 +181,3 @@ def _keep(found, layer: int) -> tuple[list[str], str, int, int]:
         links.append(target)
         hops.append(hop)
     return links, "".join(hops), rejected, repeats
-
-
-class PagePool:
-    """Worker processes running :func:`process_page` under one :class:`LinkPolicy`.
-
-    Started with ``spawn`` (the crawling process runs a JVM and must not fork, see
-    :mod:`pycrawler.parse.pool`), all at once in the thread that makes the pool (the crawl's
-    event loop), which the workers must not outlive (:mod:`pycrawler.worker_processes`). ``submit(body, url, headers, layer)`` returns a
-    ``concurrent.futures.Future``; wrap it with ``asyncio.wrap_future``.
-    """
-
-    def __init__(self, policy: LinkPolicy, workers: int):
-        self.workers = workers
-        self._context = multiprocessing.get_context("spawn")
-        self._large_page_lock = self._context.Lock()
-        self._executor = self._start(policy)
-
-    def _start(self, policy: LinkPolicy) -> TiedProcessPool:
-        self.policy = policy
-        return TiedProcessPool(self.workers, self._context, _start_worker, (policy, self._large_page_lock))
-
-    def use_policy(self, policy: LinkPolicy) -> None:
-        """Apply ``policy`` to the pages submitted from now on (the crawl's scope grew: seeds
-        were added). The workers hold their policy from their start, so new ones are started;
-        the pages already submitted finish under the old policy, then its workers end. Seconds
-        of CPU for the new interpreters: for an operator's rare action, not for every page."""
-        retired, self._executor = self._executor, self._start(policy)
-        retired.shutdown(wait=False, cancel_futures=False)
-
-    def warm_up(self) -> None:
-        """Wait until every worker has started, so the first pages do not wait for interpreters."""
-        self._executor.wait_started()
-
-    def submit(self, body: bytes, url: str, headers: dict, layer: int):
-        return self._executor.submit(process_page, body, url, headers, layer)
-
-    def submit_sitemap(self, body: bytes, layer: int, allowed: tuple[str, ...], nested: bool):
-        """:func:`process_sitemap` in a worker: a sitemap of 50,000 URLs is a second of work."""
-        return self._executor.submit(process_sitemap, body, layer, allowed, nested)
-
-    def close(self) -> None:
-        self._executor.shutdown(wait=True, cancel_futures=True)

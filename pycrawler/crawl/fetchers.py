@@ -1,0 +1,384 @@
+"""The fetch path over the machine's cores: fetcher processes, each fetching, parsing and writing.
+
+The crawling process owns the JE state and the frontier: it polls, asks robots.txt, hands each
+URL to a fetcher, writes crawl.log, schedules the links and commits. A fetcher process
+(:func:`_serve`, ``--fetchers N`` of them) does everything a fetch needs that touches no shared
+state, on its own event loop and its own core:
+
+1. the GET (:class:`~pycrawler.fetch.Fetcher`, its own keep-alive pools and DNS cache);
+2. the page's work (:mod:`.pages`: extraction or a sitemap's URLs, scope, depth and trap rules,
+   its memory of links passed on);
+3. the fetch's crawl.log line, payload digest included (:func:`~.crawllog.fetch_line`), which
+   the crawling process appends to the crawl's one crawl.log;
+4. with ``--warc``, the fetch's WARC records, in the fetcher's own WARC files (as Heritrix's
+   writer pool keeps one file per writer), handed to the operating system (with ``--fsync``,
+   the disk) before the fetch is reported: a completion the crawling process commits has its
+   records in a WARC file, whatever is killed after.
+
+What crosses back is small (:class:`Fetched`: the status, the record's fields, the links to
+schedule, the line); the body crosses only when a replay (read back from a WARC file) is
+parsed. Each fetcher holds a share of the ``--concurrency`` URLs in process: a URL goes to
+the fetcher with the fewest, so one host's fetches spread over every core too, each fetcher
+with its own connection to it.
+
+Measured before choosing (docs/crawler.md, "The fetch path over the cores"): the crawl's one
+loop thread spent ~0.85 ms a page, a third of it in the HTTP client, with the page workers
+taking the rest of a second core; a fetcher that also parses takes the body nowhere else, so
+the old hand-off to page workers (4%) goes, and crawl.log's line and the digest (13%) move off
+the crawling process.
+
+Fetchers are tied to the crawling process (:mod:`pycrawler.worker_processes`): a kill -9 of
+it ends them at once, and a failpoint a fetcher passes kills the crawl first
+(:func:`pycrawler.failpoints.kill_with`), as a kill of the crawl at that instant would. A
+fetcher that dies on its own fails the crawl with one line; the URLs it held stay pending.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import multiprocessing
+import os
+import pickle
+import signal
+from pathlib import Path
+
+from .. import failpoints
+from ..errors import DISK_FULL_ERRNOS, PycrawlerError
+from ..fetch import Fetcher
+from ..fetch.client import FetchResult
+from ..parse.html import HTML_TYPES, looks_like_html, mime_type
+from ..parse.links import Hop, Outlink, sitemap_hops
+from ..parse.sitemap import place_of
+from ..worker_processes import ParentTie, start_tied
+from . import pages
+from .crawllog import fetch_line
+from .pages import LinkPolicy, PageResult
+from .warc import WarcWriter
+
+CLOSE, POLICY, CANCEL = "close", "policy", "cancel"
+"""Control messages the crawling process sends a fetcher beside its fetches."""
+READY = "ready"
+
+
+class FetcherDied(PycrawlerError):
+    """A fetcher process ended while the crawl ran (killed, out of memory): the crawl stops."""
+
+
+def default_fetchers() -> int:
+    """One fetcher a core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class FetcherSetup:
+    """What every fetcher is started with."""
+
+    policy: LinkPolicy
+    fetch_config: object            # pycrawler.fetch.FetchConfig (imported by the fetcher alone)
+    sitemaps: bool                  # read sitemaps (robots.txt's, a seed that is one)
+    warc: Path | None               # the WARC folder, or None
+    fsync: bool                     # WARC records reach the disk before a fetch is reported
+    trace: bool                     # send every outlink back (the crawling process writes the trace)
+
+
+@dataclasses.dataclass(slots=True)
+class FetchTask:
+    """One URL to fetch (or, with ``replay``, a fetch read back from a WARC file to parse)."""
+
+    ident: int
+    url: str
+    layer: int
+    hop_path: str
+    via: str | None
+    worker: int                     # crawl.log's fetch slot number
+    replay: object = None           # a pycrawler.fetch.FetchResult, not fetched again
+
+
+class RecordFields:
+    """The fields a fetch sets on its URL's record (:meth:`FetchResult.record_on`), carried
+    back to the crawling process, which encodes the record."""
+
+    __slots__ = ("status_code", "file_size", "last_update_time", "url")
+
+    def __init__(self):
+        self.url = None  # set only when the fetch connected
+
+    def copy_to(self, crawl_url) -> None:
+        crawl_url.status_code, crawl_url.file_size = self.status_code, self.file_size
+        crawl_url.last_update_time = self.last_update_time
+        if self.url is not None:
+            crawl_url.url = self.url
+
+
+@dataclasses.dataclass(slots=True)
+class Fetched:
+    """What a fetcher sends back for a :class:`FetchTask`."""
+
+    status: int
+    duration_ms: float
+    retry_after: float | None       # seconds a Retry-After header asks for
+    size: int                       # payload bytes received
+    record: RecordFields
+    media: str | None               # the media type, lowercased
+    redirect: str | None
+    line: str | None                # the crawl.log line (None for a replay: logged by the run that fetched it)
+    page: PageResult | None         # the page's links and fields, or a sitemap's links
+    sitemap: bool                   # ``page`` is the body read as a sitemap
+    error: tuple[str, str, bool] | None = None  # the WARC write failed: (reason, " (FILE)", disk full)
+
+
+class FetcherPool:
+    """``count`` fetcher processes under one :class:`FetcherSetup`, driven from the crawl's loop:
+    ``await pool.fetch(task)``. Started all at once in the loop's thread, which they must not
+    outlive (:mod:`pycrawler.worker_processes`)."""
+
+    def __init__(self, setup: FetcherSetup, count: int):
+        context = multiprocessing.get_context("spawn")  # the crawling process runs a JVM: never fork
+        self.setup = setup
+        self._loop = asyncio.get_running_loop()
+        self._fetchers: list[_Fetcher] = []
+        # One large page parsed at a time across the fetchers; held here while they unpickle it.
+        self._large_page_lock = large_page_lock = context.Lock()
+        for _ in range(count):
+            ours, theirs = context.Pipe()
+            process = context.Process(target=start_tied, name="pycrawler-fetcher", daemon=True,
+                                      args=(ParentTie("spawn"), _serve, theirs, setup, large_page_lock))
+            process.start()
+            theirs.close()
+            self._fetchers.append(_Fetcher(process, ours, self._loop))
+
+    @property
+    def count(self) -> int:
+        return len(self._fetchers)
+
+    async def warm_up(self) -> None:
+        """Wait until every fetcher has started, so the first URLs do not wait for interpreters."""
+        await asyncio.gather(*(fetcher.ready for fetcher in self._fetchers))
+
+    async def fetch(self, task: FetchTask) -> Fetched:
+        """The fetcher with the fewest URLs in process fetches ``task``; a cancel reaches it."""
+        fetcher = min(self._fetchers, key=_Fetcher.load)
+        return await fetcher.run(task)
+
+    def use_policy(self, policy: LinkPolicy) -> None:
+        """Pages fetched from now on keep their links under ``policy`` (the crawl's scope grew)."""
+        for fetcher in self._fetchers:
+            fetcher.send((POLICY, policy))
+
+    async def close(self) -> None:
+        """Let every fetcher finish its WARC file and end."""
+        await asyncio.gather(*(fetcher.close() for fetcher in self._fetchers))
+
+
+class _Fetcher:
+    """The crawling process's end of one fetcher: its pipe, and the fetches it holds."""
+
+    def __init__(self, process, connection, loop: asyncio.AbstractEventLoop):
+        self.process, self.connection, self.loop = process, connection, loop
+        self.ready = loop.create_future()
+        self.closed = loop.create_future()
+        self.waiting: dict[int, asyncio.Future] = {}
+        self._next = 0
+        loop.add_reader(connection.fileno(), self._receive)
+
+    def load(self) -> int:
+        return len(self.waiting)
+
+    def send(self, message) -> None:
+        try:
+            self.connection.send(message)
+        except (BrokenPipeError, ConnectionResetError, OSError) as exc:
+            raise self._died() from exc
+
+    async def run(self, task: FetchTask) -> Fetched:
+        self._next += 1
+        task.ident = self._next
+        answer = self.loop.create_future()
+        self.waiting[task.ident] = answer
+        try:
+            self.send(task)
+            return await answer
+        except asyncio.CancelledError:
+            if not self.connection.closed:
+                self.send((CANCEL, task.ident))
+            raise
+        finally:
+            self.waiting.pop(task.ident, None)
+
+    def _receive(self) -> None:
+        """Take every message waiting on the pipe (run by the loop when it is readable)."""
+        try:
+            while self.connection.poll():
+                ident, fetched = self.connection.recv()  # a fetch's answer, or READY or CLOSE
+                if ident == READY:
+                    self.ready.set_result(None)
+                elif ident == CLOSE:
+                    self._stop_reading()
+                    self.closed.set_result(None)
+                    return
+                elif (answer := self.waiting.get(ident)) is not None and not answer.done():
+                    if isinstance(fetched, Exception):  # the page's work raised in the fetcher
+                        answer.set_exception(fetched)
+                    else:
+                        answer.set_result(fetched)
+        except (EOFError, OSError):
+            self._stop_reading()
+            died = self._died()
+            for future in [self.ready, self.closed, *self.waiting.values()]:
+                if not future.done():
+                    future.set_exception(died)
+
+    def _stop_reading(self) -> None:
+        self.loop.remove_reader(self.connection.fileno())
+
+    def _died(self) -> FetcherDied:
+        self.process.join(1.0)  # its pipe closed as it ended: its exit status follows at once
+        code = self.process.exitcode
+        how = f"exit code {code}" if code is None or code >= 0 else f"signal {signal.Signals(-code).name}"
+        return FetcherDied(f"a fetcher process ended while the crawl ran ({how}): the crawl stopped; "
+                           "its URLs stay pending: run the same command to resume")
+
+    async def close(self) -> None:
+        if not self.closed.done():
+            try:
+                self.send((CLOSE, None))
+                await self.closed
+            except FetcherDied:
+                pass
+        await self.loop.run_in_executor(None, self.process.join)
+        self.connection.close()
+
+
+# -- in the fetcher process ----------------------------------------------------------------------
+
+def _serve(connection, setup: FetcherSetup, large_page_lock) -> None:
+    """A fetcher process's life: fetch what arrives until told to close."""
+    for signum in (signal.SIGINT, signal.SIGTERM):  # the crawling process decides when its fetchers end
+        signal.signal(signum, signal.SIG_IGN)
+    failpoints.kill_with(os.getppid())
+    pages.start_worker(setup.policy, large_page_lock)
+    asyncio.run(_FetcherProcess(connection, setup).run())
+
+
+class _FetcherProcess:
+    def __init__(self, connection, setup: FetcherSetup):
+        self.connection, self.setup = connection, setup
+        self.tasks: dict[int, asyncio.Task] = {}
+        self.warc = WarcWriter(setup.warc, fsync=setup.fsync) if setup.warc is not None else None
+        self.error: tuple[str, str, bool] | None = None  # the WARC write that failed: every later fetch says so
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.done = loop.create_future()
+        async with Fetcher(self.setup.fetch_config) as fetcher:
+            self.fetcher = fetcher
+            loop.add_reader(self.connection.fileno(), self._receive)
+            self.connection.send((READY, None))
+            await self.done
+            loop.remove_reader(self.connection.fileno())
+            for task in self.tasks.values():
+                task.cancel()
+            await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+        if self.warc is not None and self.error is None:
+            self.warc.close()
+        self.connection.send((CLOSE, None))
+
+    def _receive(self) -> None:
+        try:
+            while self.connection.poll():
+                message = self.connection.recv()
+                if isinstance(message, FetchTask):
+                    task = asyncio.create_task(self._fetch(message))
+                    self.tasks[message.ident] = task
+                    task.add_done_callback(lambda _, ident=message.ident: self.tasks.pop(ident, None))
+                    continue
+                kind, value = message
+                if kind == CANCEL:
+                    if (task := self.tasks.get(value)) is not None:
+                        task.cancel()
+                elif kind == POLICY:
+                    pages.use_policy(value)
+                elif kind == CLOSE and not self.done.done():
+                    self.done.set_result(None)
+        except (EOFError, OSError):  # the crawling process is gone: so is this one's work
+            os._exit(0)
+
+    async def _fetch(self, task: FetchTask) -> None:
+        replayed = task.replay is not None
+        result = task.replay if replayed else await self.fetcher.fetch(task.url)
+        try:
+            answer = self._work(task, result, replayed)
+        except Exception as exc:  # a bug on one page: the crawling process records it (-5) and goes on
+            answer = exc
+        self._answer(task.ident, answer)
+
+    def _answer(self, ident: int, answer: Fetched | Exception) -> None:
+        try:
+            try:
+                self.connection.send((ident, answer))
+            except (pickle.PicklingError, TypeError, AttributeError):  # an exception that does not pickle
+                self.connection.send((ident, RuntimeError(f"{type(answer).__name__}: {answer}")))
+        except OSError:  # the crawling process is gone
+            os._exit(0)
+
+    def _work(self, task: FetchTask, result: FetchResult, replayed: bool) -> Fetched:
+        """The page's work and outputs; see the module docstring."""
+        status, hop_path = result.status, task.hop_path
+        headers = result.header_map
+        media = mime_type(headers)
+        answered = 200 <= status < 300
+        html = answered and (media in HTML_TYPES if media else looks_like_html(result.body))
+        seed = not hop_path.rstrip(Hop.REDIRECT.value)  # a seed, or where a seed redirects (http to https)
+        page = None
+        sitemap = answered and self.setup.sitemaps and bool(sitemap_hops(hop_path) or (seed and not html))
+        if sitemap:
+            page = pages.process_sitemap(result.body, task.layer, *sitemap_place(task.url, hop_path, task.via))
+        elif html:
+            page = pages.process_page(result.body, task.url, headers, task.layer)
+        outlinks = page.outlinks if page is not None else None
+        line = None
+        if not replayed:  # a replay's line and records are there already
+            line = fetch_line(result, hop_path=hop_path, via=task.via, worker=task.worker)
+            if self.warc is not None and self.error is None:
+                found = [Outlink(u, Hop(h), c) for u, h, c in outlinks] if outlinks is not None else ()
+                self._write_warc(result, found, hop_path, task.via)
+        if page is not None and not self.setup.trace:
+            page.outlinks = None  # the WARC file has them; nobody else wants them
+        record = RecordFields()
+        result.record_on(record)
+        return Fetched(status=status, duration_ms=result.duration_ms, retry_after=result.retry_after(),
+                       size=len(result.payload), record=record, media=media, redirect=result.redirect, line=line,
+                       page=page, sitemap=sitemap, error=self.error)
+
+    def _write_warc(self, result: FetchResult, outlinks, hop_path: str, via: str | None) -> None:
+        """The fetch's records, handed to the OS (``--fsync``: the disk) before it is reported;
+        a failed write keeps the file ``.open`` for the next run's repair, and writes no more."""
+        try:
+            self.warc.write_fetch(result, outlinks=outlinks, hop_path=hop_path, via=via)
+            self.warc.flush()
+        except OSError as exc:
+            where = f" ({exc.filename})" if exc.filename else ""
+            self.error = (str(exc.strerror or exc), where, exc.errno in DISK_FULL_ERRNOS)
+            self.warc.abandon()
+
+
+def sitemap_place(url: str, hop_path: str, via: str | None) -> tuple[tuple[str, ...], bool]:
+    """Where the sitemap at ``url`` may list URLs, and whether an index's sitemaps are followed.
+
+    Its URLs must be under its folder, or anywhere on the host whose robots.txt named it; an
+    index's sitemaps are followed while the chain of sitemaps is at most
+    :data:`MAX_SITEMAP_HOPS` long (a loop of indexes ends there, or at the seen table)."""
+    hops = sitemap_hops(hop_path)
+    allowed = (place_of(url),)
+    if hops == 1 and via is not None and hop_path.endswith(Hop.MANIFEST.value) and via.endswith("/robots.txt"):
+        allowed += (place_of(via, whole_host=True),)
+    return allowed, hops < MAX_SITEMAP_HOPS
+
+
+MAX_SITEMAP_HOPS = 2
+"""Sitemaps in a row: robots.txt (or a seed) names an index, the index names sitemaps, whose
+URLs are pages; an index in an index (which the protocol does not allow) is not read."""

@@ -14,6 +14,7 @@ import random
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
+from pycrawler.crawl.crawllog import fetch_line
 from pycrawler.crawl.durable import cut_torn_line
 from pycrawler.crawl.outputs import CrawlOutputs
 from pycrawler.crawl.warc import OPEN_SUFFIX, WarcWriter, complete_records, repair, repair_open_files
@@ -153,13 +154,21 @@ def test_a_full_disk_stops_writes_and_later_flushes_with_one_error(tmp_path, mon
         raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "crawl.log"))
 
     monkeypatch.setattr(outputs.log, "flush", full)
-    outputs.fetched(fake_fetch(1), hop_path="", via=None, worker=1, outlinks=None)
+    outputs.fetched(fetch_line(fake_fetch(1), worker=1), outlinks=None)
     with pytest.raises(DiskFull, match="the disk is full"):
         outputs.flush()
     with pytest.raises(DiskFull):  # nothing is written behind the hole
-        outputs.fetched(fake_fetch(2), hop_path="", via=None, worker=1, outlinks=None)
+        outputs.fetched(fetch_line(fake_fetch(2), worker=1), outlinks=None)
     outputs.close()
-    assert len(list((tmp_path / "warcs").glob("*" + OPEN_SUFFIX))) == 1  # left for the next run's repair
+
+
+def test_a_fetchers_failed_warc_write_fails_the_outputs_as_a_write_of_their_own(tmp_path):
+    outputs = CrawlOutputs(tmp_path / "crawl.log", tmp_path / "warcs")
+    with pytest.raises(DiskFull, match=r"the disk is full \(.*x.warc.gz.open\)"):
+        outputs.failed_elsewhere("No space left on device", " (x.warc.gz.open)", disk_full=True)
+    with pytest.raises(DiskFull):  # and nothing more is written, here either
+        outputs.fetched(fetch_line(fake_fetch(1), worker=1), outlinks=None)
+    outputs.close()
 
 
 def test_with_fsync_a_flush_reaches_the_disk_for_every_output(tmp_path, monkeypatch):
@@ -167,9 +176,15 @@ def test_with_fsync_a_flush_reaches_the_disk_for_every_output(tmp_path, monkeypa
     real_fsync = os.fsync
     monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(os.readlink(f"/proc/self/fd/{fd}")), real_fsync(fd)))
     outputs = CrawlOutputs(tmp_path / "crawl.log", tmp_path / "warcs", tmp_path / "trace.txt", fsync=True)
-    outputs.fetched(fake_fetch(1), hop_path="", via=None, worker=1, outlinks=[])
+    outputs.fetched(fetch_line(fake_fetch(1), worker=1), outlinks=[])
     synced.clear()
     outputs.flush()
-    names = {os.path.basename(path) for path in synced}
-    assert {"crawl.log", "trace.txt"} <= names and any(name.endswith(".warc.gz" + OPEN_SUFFIX) for name in names)
+    assert {"crawl.log", "trace.txt"} <= {os.path.basename(path) for path in synced}
     outputs.close()
+    # A fetcher's WARC records: written, then flushed (with fsync, to the disk) before the fetch is reported.
+    writer = WarcWriter(tmp_path / "warcs", fsync=True)
+    writer.write_fetch(fake_fetch(1))
+    synced.clear()
+    writer.flush()
+    assert any(os.path.basename(path).endswith(".warc.gz" + OPEN_SUFFIX) for path in synced)
+    writer.close()

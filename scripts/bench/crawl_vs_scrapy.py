@@ -124,12 +124,13 @@ def tree_memory(process: psutil.Process) -> tuple[int, int]:
     return rss, pss
 
 
-def measure(run: Run, command: list[str], log: Path, *, terminal: bool = False) -> None:
-    """Run ``command`` (output to ``log``; with ``terminal``, through a :func:`pseudo_terminal`)
-    and record its wall time, CPU and peak RSS on ``run``."""
+def measure(run: Run, command: list[str], log: Path, *, terminal: bool = False, env: dict | None = None) -> None:
+    """Run ``command`` (output to ``log``; with ``terminal``, through a :func:`pseudo_terminal`;
+    ``env``: its environment, else this one's) and record its wall time, CPU (its children's,
+    once it has reaped them, included) and peak RSS on ``run``."""
     with open(log, "wb") as output, (pseudo_terminal(output) if terminal else contextlib.nullcontext(output)) as sink:
         started = time.monotonic()
-        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT)
+        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT, env=env)
         watched = psutil.Process(child.pid)
         peak_rss = peak_pss = 0
         while True:

@@ -268,19 +268,23 @@ class Result:
         return self.run.peak_rss_bytes / 2**20 if self.run.ran else None
 
 
-def pycrawler_settings(mode: str) -> list[str]:
+def pycrawler_settings(mode: str, fetchers: int | None) -> list[str]:
     policy = {"best": "bkdr", "per-host-1": "host", "per-host-8": f"bkdr-host:{PER_HOST}"}[mode]
-    return ["--concurrency", str(CONCURRENCY), "--queue-policy", policy, "--delay", "0"]
+    return (["--concurrency", str(CONCURRENCY), "--queue-policy", policy, "--delay", "0"]
+            + (["--fetchers", str(fetchers)] if fetchers else []))
 
 
-def run_pycrawler(site: Site, mode: str, work: Path) -> tuple[Run, str]:
-    settings = pycrawler_settings(mode)
+def run_pycrawler(site: Site, mode: str, work: Path, fetchers: int | None, checkout: Path | None) -> tuple[Run, str]:
+    """``pycrawler crawl`` with ``fetchers`` (None: its default), from ``checkout`` (None: this
+    one; else an earlier pycrawler's checkout, put first on the path: the baseline)."""
+    settings = pycrawler_settings(mode, fetchers if checkout is None else None)
     run = Run("pycrawler")
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
+    env = None if checkout is None else os.environ | {"PYTHONPATH": str(checkout.resolve())}
     measure(run, [sys.executable, "-m", "pycrawler", "crawl", *site.seeds, "--state", str(work / "state"),
-                  "--no-progress", *settings], work / "crawl.out")
-    return run, " ".join(settings)
+                  "--no-progress", *settings], work / "crawl.out", env=env)
+    return run, " ".join(settings) + (f" (checkout {checkout.name})" if checkout else "")
 
 
 def run_scrapy(site: Site, mode: str, work: Path) -> tuple[Run, str]:
@@ -417,28 +421,40 @@ def summarise(results: list[Result], shapes: list[str], modes: list[str]) -> dic
                 print(f"  {crawler:12} {figure(pps):>9} {figure(span):>9} {figure(cpu, 2):>9} {figure(rss, 0):>8} "
                       f"{'yes' if once else 'no':>5}  {mine[0].settings}")
                 figures[f"{shape}.{mode}.{crawler}_pps"] = figure(pps)
-            ours = medians.get("pycrawler")
-            peers = {c: m for c, m in medians.items() if c != "pycrawler" and m[0] is not None}
-            if ours and ours[0] and peers:
+            peers = {c: m for c, m in medians.items() if not c.startswith("pycrawler") and m[0] is not None}
+            warm = max((r.pages_per_s for r in rows if r.crawler == "heritrix" and r.pages_per_s), default=None)
+            for crawler, ours in medians.items():
+                if not crawler.startswith("pycrawler") or not ours[0] or not peers:
+                    continue
                 best = max(peers, key=lambda c: peers[c][0])
                 ratio = ours[0] / peers[best][0]
-                print(f"  pycrawler / best peer ({best}): {ratio:.2f}x pages/s (target 2x), RSS "
+                print(f"  {crawler} / best peer ({best}): {ratio:.2f}x pages/s (target 2x), RSS "
                       f"{figure(ours[2], 0)} MB against {figure(peers[best][2], 0)} MB")
-                figures[f"{shape}.{mode}.ratio"] = f"{ratio:.2f}"
+                figures[f"{shape}.{mode}.{crawler}.ratio"] = f"{ratio:.2f}"
+                if warm:  # Heritrix's JVM warms over a shape's jobs: its fastest round is counted too
+                    print(f"  {crawler} / Heritrix's fastest round ({warm:,.1f} pages/s): {ours[0] / warm:.2f}x")
+                    figures[f"{shape}.{mode}.{crawler}.ratio_heritrix_warm"] = f"{ours[0] / warm:.2f}"
                 if "heritrix" in peers and peers["heritrix"][1]:
                     share = ours[1] / peers["heritrix"][1]
-                    print(f"  CPU per 1,000 pages: {share:.2f}x Heritrix's (target at most 0.5x)")
-                    figures[f"{shape}.{mode}.cpu_vs_heritrix"] = f"{share:.2f}"
+                    print(f"  {crawler} CPU per 1,000 pages: {share:.2f}x Heritrix's (target at most 0.5x)")
+                    figures[f"{shape}.{mode}.{crawler}.cpu_vs_heritrix"] = f"{share:.2f}"
     return figures
 
 
-def runs(crawlers: list[str], crawler4j_counts: list[int]) -> list[tuple[str, int | None]]:
-    """The runs of a mode, in order: (name, crawler4j's threads or None); crawler4j once per
-    thread count (named ``crawler4j-N`` when there are several: each a peer of its own), or
-    once with None where the mode has no such setting."""
+def runs(crawlers: list[str], crawler4j_counts: list[int], fetcher_counts: list[int | None],
+         baseline: Path | None) -> list[tuple[str, int | None]]:
+    """The runs of a mode, in order: (name, crawler4j's threads or pycrawler's fetchers, or
+    None); crawler4j once per thread count (named ``crawler4j-N`` when there are several: each
+    a peer of its own), or once with None where the mode has no such setting; pycrawler once
+    per fetcher count (``pycrawler-fN`` when there are several), and the baseline checkout's
+    (``pycrawler-before``) first."""
     order: list[tuple[str, int | None]] = []
     for crawler in crawlers:
-        if crawler != "crawler4j":
+        if crawler == "pycrawler":
+            if baseline is not None:
+                order.append(("pycrawler-before", None))
+            order += [("pycrawler" if len(fetcher_counts) == 1 else f"pycrawler-f{n}", n) for n in fetcher_counts]
+        elif crawler != "crawler4j":
             order.append((crawler, None))
         elif len(crawler4j_counts) > 1:
             order += [(f"crawler4j-{n}", n) for n in crawler4j_counts]
@@ -461,6 +477,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--crawler4j-threads", type=int, nargs="+", default=[CONCURRENCY], metavar="N",
                         help=f"crawler4j's threads at its best, each a run of its own (default {CONCURRENCY}): "
                              "its best count is searched, not assumed")
+    parser.add_argument("--pycrawler-fetchers", type=int, nargs="+", default=[None], metavar="N",
+                        help="pycrawler's --fetchers, each count a run of its own (default: its default, one a "
+                             "core): the scaling with cores")
+    parser.add_argument("--pycrawler-baseline", type=Path, metavar="CHECKOUT",
+                        help="also run the pycrawler of this checkout (an earlier commit), as pycrawler-before")
     parser.add_argument("--keep", type=Path, default=None, help="keep the sites, logs and states here")
     args = parser.parse_args(argv)
 
@@ -488,15 +509,17 @@ def main(argv: list[str] | None = None) -> int:
                  else contextlib.nullcontext()) as heritrix:
             for round_number in range(1, args.rounds + 1):
                 for mode in args.modes:
-                    for crawler, threads in runs(args.crawlers, crawler4j_threads(site, mode, args.crawler4j_threads)):
+                    for crawler, threads in runs(args.crawlers, crawler4j_threads(site, mode, args.crawler4j_threads),
+                                                 args.pycrawler_fetchers, args.pycrawler_baseline):
                         folder = work / "runs" / f"{shape}-{mode}-{crawler}"
                         if crawler == "crawler4j" and threads is None:
                             run = Run("crawler4j", note="no such setting: crawler4j's threads take any host's URLs")
                             results.append(Result(crawler, shape, mode, run))
                             continue
                         nginx.mark()
-                        if crawler == "pycrawler":
-                            run, settings = run_pycrawler(site, mode, folder)
+                        if crawler.startswith("pycrawler"):
+                            checkout = args.pycrawler_baseline if crawler == "pycrawler-before" else None
+                            run, settings = run_pycrawler(site, mode, folder, threads, checkout)
                         elif crawler == "scrapy":
                             run, settings = run_scrapy(site, mode, folder)
                         elif crawler.startswith("crawler4j"):

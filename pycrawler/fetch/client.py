@@ -1,9 +1,10 @@
 """The asynchronous HTTP/1.1 fetcher: one GET per call, the outcome as a :class:`FetchResult`.
 
-Built on aiohttp (measured against httpx on loopback: ~3,200 vs ~330-420 requests/s on this
-machine, see docs/crawler.md). One ``ClientSession`` holds keep-alive connection pools (at
-most ``connections`` in all, ``connections_per_host`` per host); host names go through a
-:class:`~pycrawler.fetch.dns.CachingResolver` (answers kept ``dns_ttl`` seconds).
+Built on aiohttp, chosen by measurement against eight other clients on loopback (3-7x httpx;
+see docs/benchmarks.md, "HTTP clients on loopback"). One ``ClientSession`` holds keep-alive
+connection pools (at most ``connections`` in all, ``connections_per_host`` per host); host
+names go through a :class:`~pycrawler.fetch.dns.CachingResolver` (answers kept ``dns_ttl``
+seconds).
 
 What the fetcher does the way Heritrix does:
 

@@ -26,11 +26,15 @@ The clients (a missing one is skipped and named):
 - ``pyreqwest`` (Rust's reqwest and hyper on tokio threads, awaited from asyncio);
 - ``curl_cffi`` (``AsyncSession``: libcurl's multi interface driven by the event loop);
 - ``pycurl``: ``CurlMulti`` driven from asyncio by its socket and timer callbacks (below);
+- ``pycurl_fetcher``: the same with what a Fetcher on pycurl would add per request (options,
+  header lines into a ``FetchResult``, the body decoded by pycrawler), so that the gap to
+  ``fetcher`` is the one a switch would see;
 - ``urllib3``: one ``PoolManager`` shared by as many threads as requests in flight.
 
 The last line is ``key=value`` figures: ``<client>_rps_<in flight>`` and
 ``<client>_cpu_ms_<in flight>`` (CPU milliseconds per request, i.e. seconds per 1,000) for
-every client, and ``fetcher_over_aiohttp_cpu_<in flight>``.
+every client, ``fetcher_over_aiohttp_cpu_<in flight>`` and
+``fetcher_over_pycurl_fetcher_cpu_<in flight>``.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ import time
 import zlib
 from pathlib import Path
 
+from pycrawler.fetch.client import FetchConfig, Fetcher, user_agent
 from pycrawler.local_servers import LOOPBACK, free_port, terminate
 from pycrawler.static_site.server import find_nginx, worker_user
 
@@ -176,8 +181,6 @@ async def run_aiohttp(base, requests, in_flight, size):
 
 
 async def run_fetcher(base, requests, in_flight, size):
-    from pycrawler.fetch.client import FetchConfig, Fetcher
-
     config = FetchConfig(contact_url="https://example.org/bot", connections=in_flight,
                          connections_per_host=in_flight)
     async with Fetcher(config) as fetcher:
@@ -301,13 +304,14 @@ class CurlMultiLoop:
     def _finish(self, handle, error):
         self.multi.remove_handle(handle)
         future, chunks = self.pending.pop(handle)
-        self.idle.append(handle)
         if error is None:
             future.set_result(b"".join(chunks))
         else:
             future.set_exception(error)
 
-    async def get(self, url: str) -> bytes:
+    async def get(self, url: str, options=(), info=()) -> tuple[bytes, list]:
+        """The body of ``url`` (decoded by libcurl unless ``options`` say otherwise) and the
+        ``getinfo`` of each of ``info``; ``options`` are (option, value) pairs set on the handle."""
         pycurl = self.pycurl
         if self.idle:
             handle = self.idle.pop()
@@ -317,10 +321,15 @@ class CurlMultiLoop:
         chunks: list[bytes] = []
         handle.setopt(pycurl.URL, url)
         handle.setopt(pycurl.WRITEFUNCTION, chunks.append)
+        for option, value in options:
+            handle.setopt(option, value)
         future = self.loop.create_future()
         self.pending[handle] = (future, chunks)
         self.multi.add_handle(handle)
-        return await future
+        try:
+            return await future, [handle.getinfo(what) for what in info]
+        finally:
+            self.idle.append(handle)  # only now: getinfo reads this transfer, not the next one's
 
     def close(self):
         if self.timer is not None:
@@ -334,7 +343,40 @@ async def run_pycurl(base, requests, in_flight, size):
     curl = CurlMultiLoop(in_flight)
     try:
         async def one(i):
-            check(await curl.get(f"{base}/p{i}"), size)
+            check((await curl.get(f"{base}/p{i}"))[0], size)
+        return await timed(one, requests, in_flight)
+    finally:
+        curl.close()
+
+
+async def run_pycurl_fetcher(base, requests, in_flight, size):
+    """pycurl doing per request what a Fetcher on it would: the Fetcher's timeouts, cap, headers
+    and an address from its resolver set on each handle (``RESOLVE``), the payload left encoded,
+    header lines parsed in order into a :class:`FetchResult` and the body decoded by
+    :func:`decode_payload`. Not a fetcher (no failure handling): what the wrapper's work adds."""
+    import pycurl
+
+    from pycrawler.fetch.client import DEFAULT_MAX_BODY, FetchResult, decode_payload
+
+    config = FetchConfig(contact_url="https://example.org/bot")
+    host_port = base.removeprefix("http://")
+    options = [(pycurl.HTTP_CONTENT_DECODING, 0), (pycurl.PATH_AS_IS, 1),
+               (pycurl.HTTPHEADER, ["Accept: */*", f"User-Agent: {user_agent(config.contact_url)}"]),
+               (pycurl.CONNECTTIMEOUT_MS, int(config.connect_timeout * 1000)),
+               (pycurl.TIMEOUT_MS, int(config.total_timeout * 1000)),
+               (pycurl.LOW_SPEED_LIMIT, 1), (pycurl.LOW_SPEED_TIME, int(config.read_timeout)),
+               (pycurl.MAXFILESIZE_LARGE, DEFAULT_MAX_BODY), (pycurl.RESOLVE, [f"{host_port}:{LOOPBACK}"])]
+    info = (pycurl.RESPONSE_CODE, pycurl.PRIMARY_IP)
+    curl = CurlMultiLoop(in_flight)
+    try:
+        async def one(i):
+            url, lines = f"{base}/p{i}", []
+            payload, (status, ip) = await curl.get(url, options + [(pycurl.HEADERFUNCTION, lines.append)], info)
+            fields = (line.decode("latin-1").partition(":") for line in lines[1:])
+            result = FetchResult(url=url, status=status, ip=ip, payload=payload,
+                                 headers=[(name, value.strip()) for name, colon, value in fields if colon])
+            result.body = decode_payload(result, DEFAULT_MAX_BODY)
+            check(result.body, size)
         return await timed(one, requests, in_flight)
     finally:
         curl.close()
@@ -372,8 +414,10 @@ async def run_urllib3(base, requests, in_flight, size):
 
 CLIENTS = {"aiohttp": run_aiohttp, "fetcher": run_fetcher, "httpx": run_httpx, "httpcore": run_httpcore,
            "niquests": run_niquests, "aiosonic": run_aiosonic, "pyreqwest": run_pyreqwest,
-           "curl_cffi": run_curl_cffi, "pycurl": run_pycurl, "urllib3": run_urllib3}
-IMPORTS = {"fetcher": "aiohttp", "curl_cffi": "curl_cffi.requests", "pyreqwest": "pyreqwest.client"}
+           "curl_cffi": run_curl_cffi, "pycurl": run_pycurl, "pycurl_fetcher": run_pycurl_fetcher,
+           "urllib3": run_urllib3}
+IMPORTS = {"fetcher": "aiohttp", "curl_cffi": "curl_cffi.requests", "pyreqwest": "pyreqwest.client",
+           "pycurl_fetcher": "pycurl"}
 
 
 def installed(names: list[str]) -> list[str]:
@@ -427,6 +471,9 @@ def main() -> None:
     figures += [f"{c}_cpu_ms_{d}={cpu_ms[c, d]:.3f}" for c in clients for d in depths]
     if {"aiohttp", "fetcher"} <= set(clients):
         figures += [f"fetcher_over_aiohttp_cpu_{d}={cpu_ms['fetcher', d] / cpu_ms['aiohttp', d]:.2f}" for d in depths]
+    if {"fetcher", "pycurl_fetcher"} <= set(clients):
+        figures += [f"fetcher_over_pycurl_fetcher_cpu_{d}={cpu_ms['fetcher', d] / cpu_ms['pycurl_fetcher', d]:.2f}"
+                     for d in depths]
     print(" ".join(figures))
 
 

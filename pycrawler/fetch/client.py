@@ -1,9 +1,10 @@
 """The asynchronous HTTP/1.1 fetcher: one GET per call, the outcome as a :class:`FetchResult`.
 
-Built on aiohttp (measured against httpx on loopback: ~3,200 vs ~330-420 requests/s on this
-machine, see docs/crawler.md). One ``ClientSession`` holds keep-alive connection pools (at
-most ``connections`` in all, ``connections_per_host`` per host); host names go through a
-:class:`~pycrawler.fetch.dns.CachingResolver` (answers kept ``dns_ttl`` seconds).
+Built on aiohttp, chosen by measurement against eight other clients on loopback (3-7x httpx;
+see docs/benchmarks.md, "HTTP clients on loopback"). One ``ClientSession`` holds keep-alive
+connection pools (at most ``connections`` in all, ``connections_per_host`` per host); host
+names go through a :class:`~pycrawler.fetch.dns.CachingResolver` (answers kept ``dns_ttl``
+seconds).
 
 What the fetcher does the way Heritrix does:
 
@@ -25,6 +26,7 @@ import asyncio
 import dataclasses
 import datetime
 import email.utils
+import functools
 import ipaddress
 import socket
 import time
@@ -42,7 +44,6 @@ from . import status as fetch_status
 from .dns import CachingResolver
 
 DEFAULT_MAX_BODY = 32 * 1024 * 1024
-READ_CHUNK = 64 * 1024
 ACCEPT_ENCODING = "gzip, deflate"
 
 
@@ -91,7 +92,10 @@ class FetchResult:
     def header(self, name: str) -> str | None:
         """The last value of response header ``name`` (case-insensitive), or None."""
         name = name.lower()
-        return next((v for k, v in reversed(self.headers) if k.lower() == name), None)
+        for key, value in reversed(self.headers):  # asked per fetch: a loop, lowering only same-length names
+            if len(key) == len(name) and key.lower() == name:
+                return value
+        return None
 
     def retry_after(self) -> float | None:
         """The seconds ``Retry-After`` asks a client to wait (RFC 9110 10.2.3: a number of seconds
@@ -236,8 +240,13 @@ class Fetcher:
             result.ip = host if _is_ip(host) else self.dns.address(host)
             if 300 <= response.status < 400 and (location := response.headers.get("Location")):
                 result.redirect = absolute_url(result.url, location)
-            received = 0
-            async for chunk in response.content.iter_chunked(READ_CHUNK):
+            # Whatever has arrived, in one piece: a page that came with its headers (most, on a
+            # keep-alive connection) is one call that does not wait, where fixed 64 KB chunks
+            # cost an async iterator and a second call for the end. Each piece is kept as it
+            # comes, so a timeout still keeps what arrived.
+            content, received = response.content, 0
+            while not content.at_eof():
+                chunk = await content.readany()
                 chunks.append(chunk)
                 received += len(chunk)
                 if received > max_body:
@@ -252,6 +261,7 @@ class Fetcher:
         result.error = f"{fetch_status.NAMES.get(code, code)}: {_describe(exc)}"
 
 
+@functools.lru_cache(maxsize=4096)  # asked on every fetch, for the few hosts a crawl visits at a time
 def _is_ip(host: str) -> bool:
     try:
         ipaddress.ip_address(host)

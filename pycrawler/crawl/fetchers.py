@@ -57,6 +57,11 @@ from .crawllog import fetch_line
 from .pages import LinkPolicy, PageResult
 from .warc import WarcWriter
 
+START_TIMEOUT = 300.0
+"""Seconds the fetchers may take to start (imports on a machine at a load of 40 take tens)."""
+CLOSE_TIMEOUT = 30.0
+"""Seconds a fetcher may take to finish its WARC file and end once asked, before it is killed."""
+
 CLOSE, POLICY, CANCEL = "close", "policy", "cancel"
 """Control messages the crawling process sends a fetcher beside its fetches."""
 READY = "ready"
@@ -158,7 +163,10 @@ class FetcherPool:
 
     async def warm_up(self) -> None:
         """Wait until every fetcher has started, so the first URLs do not wait for interpreters."""
-        await asyncio.gather(*(fetcher.ready for fetcher in self._fetchers))
+        try:
+            await asyncio.wait_for(asyncio.gather(*(fetcher.ready for fetcher in self._fetchers)), START_TIMEOUT)
+        except TimeoutError:
+            raise FetcherDied(f"the fetcher processes did not start within {START_TIMEOUT:.0f} s") from None
 
     async def fetch(self, task: FetchTask) -> Fetched:
         """The fetcher with the fewest URLs in process fetches ``task``; a cancel reaches it."""
@@ -277,11 +285,16 @@ class _Fetcher:
                            "its URLs stay pending: run the same command to resume")
 
     async def close(self) -> None:
+        """Ask the fetcher to finish its WARC file and end; one that does not within
+        :data:`CLOSE_TIMEOUT` is killed (its ``.open`` WARC file is repaired by the next run)."""
         if not self.closed.done():
             self.pipe.put((CLOSE, None))
-            with contextlib.suppress(FetcherDied):
-                await self.closed
+            with contextlib.suppress(FetcherDied, TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self.closed), CLOSE_TIMEOUT)
+        if not self.closed.done():
+            self.process.kill()
         await self.loop.run_in_executor(None, self.process.join)
+        self.pipe.stop()
         self.pipe.connection.close()
 
 

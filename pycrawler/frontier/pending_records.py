@@ -130,7 +130,8 @@ def pending_keys(prefixes: list[bytes], slots: np.ndarray, directive: int, prece
                  first: int, step: int = 1) -> tuple[bytes, np.ndarray]:
     """Packed :func:`pending_key` of URL i = queue ``prefixes[slots[i]]``, ordinal ``first + step * i``."""
     if len(slots) < COMPILED_BATCH:
-        return pack([pending_key(prefixes[slot], directive, precedence, first + step * i)
+        order = bytes((directive, min(precedence, MAX_PRECEDENCE)))   # pending_key's, inlined: half the time
+        return pack([prefixes[slot] + order + (first + step * i).to_bytes(6, "big")
                      for i, slot in enumerate(np.asarray(slots).tolist())])
     from .pending_kernels import keys_kernel
 

@@ -20,7 +20,9 @@ Each ``--variant NAME=FOLDER`` runs in a process of its own with ``PYTHONPATH=FO
 times, so that the machine's drift hits them alike; a variant's rounds of all its repeats make
 its medians. ``--profile`` prints, per variant and table, where a new batch's time goes
 (cProfile, functions by their own time, one more round). The last line is ``key=value``:
-``<variant>_<table>_new_us`` and ``<variant>_<table>_repeat_us``.
+``<variant>_<table>_new_us`` and ``_repeat_us`` (wall clock), ``_new_cpu_us`` and
+``_repeat_cpu_us`` (the calling thread's CPU: Python and the JE calls it makes, not the JVM's
+collector threads; steadier than the wall clock on a loaded machine).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLES = ("exact", "bloom", "drum")
+FIGURES = ("new_us", "repeat_us", "new_cpu_us", "repeat_cpu_us")
 
 
 def page_links(first_page: int, pages: int, per_page: int, hosts: int, first_target: int) -> list[tuple]:
@@ -82,16 +85,17 @@ def child(args) -> None:
             return [page_links(first_page + b * pages, pages, args.links_per_page, args.hosts,
                                first_target + b * batch_links) for b in range(args.batches)]
 
-        def timed(round_batches) -> float:
-            """Seconds a link: the batches scheduled, then (DRUM) answered at the flush."""
-            began = time.perf_counter()
+        def timed(round_batches) -> tuple[float, float]:
+            """(seconds, seconds of the calling thread's CPU) a link: the batches scheduled, then
+            (DRUM) answered at the flush."""
+            began, began_cpu = time.perf_counter(), time.thread_time()
             for links in round_batches:
                 schedule(links)
             if args.table == "drum":
                 frontier.flush()
-            return (time.perf_counter() - began) / round_links
+            return (time.perf_counter() - began) / round_links, (time.thread_time() - began_cpu) / round_links
 
-        new_us, repeat_us, profile = [], [], ""
+        new_us, repeat_us, new_cpu_us, repeat_cpu_us, profile = [], [], [], [], ""
         for round_ in range(total_rounds):
             fresh = batches(round_ * args.batches * pages, round_ * round_links)
             # Links to the last round's new URLs, from other pages: every one a repeat.
@@ -110,15 +114,18 @@ def child(args) -> None:
             enqueued = frontier.totals["enqueued"] - before
             seconds_repeat = timed(repeats) if round_ else None   # round 0: the last round's are its own
             if round_ > args.warmup:
-                new_us.append(seconds_new * 1e6)
-                repeat_us.append(seconds_repeat * 1e6)
+                new_us.append(seconds_new[0] * 1e6)
+                repeat_us.append(seconds_repeat[0] * 1e6)
+                new_cpu_us.append(seconds_new[1] * 1e6)
+                repeat_cpu_us.append(seconds_repeat[1] * 1e6)
             # A Bloom filter may call the odd new URL seen; anything else is a broken run.
             if enqueued < round_links * 0.99:
                 raise SystemExit(f"only {enqueued} of {round_links} new links enqueued")
         frontier.close()
         visited.close()
         env.close()
-    json.dump({"new_us": new_us, "repeat_us": repeat_us, "links": batch_links, "profile": profile,
+    json.dump({"new_us": new_us, "repeat_us": repeat_us, "new_cpu_us": new_cpu_us, "repeat_cpu_us": repeat_cpu_us,
+               "links": batch_links, "profile": profile,
                "enqueued": frontier.totals["enqueued"], "duplicates": frontier.totals["duplicates"]}, sys.stdout)
 
 
@@ -163,9 +170,9 @@ def main() -> None:
                 if done.returncode:
                     raise SystemExit(f"{name} {table} failed:\n{done.stderr}")
                 out = json.loads(done.stdout)
-                into = results.setdefault((name, table), {"new_us": [], "repeat_us": []})
-                into["new_us"] += out["new_us"]
-                into["repeat_us"] += out["repeat_us"]
+                into = results.setdefault((name, table), {key: [] for key in FIGURES})
+                for key in FIGURES:
+                    into[key] += out[key]
                 into["links"] = out["links"]
                 into["totals"] = (out["enqueued"], out["duplicates"])
                 if out["profile"]:
@@ -173,13 +180,13 @@ def main() -> None:
                 print(f"{name} {table} repeat {repeat + 1}: new {statistics.median(out['new_us']):.1f} us, "
                       f"repeat {statistics.median(out['repeat_us']):.1f} us a link", flush=True)
     print(f"\n{'variant':<10} {'table':<6} {'links':>6} {'new us':>7} {'repeat us':>9} {'new/repeat':>10} "
-          f"{'enqueued':>9} {'duplicates':>10}")
+          f"{'new cpu us':>10} {'repeat cpu us':>13} {'enqueued':>9} {'duplicates':>10}")
     for (name, table), got in results.items():
-        new, repeat = statistics.median(got["new_us"]), statistics.median(got["repeat_us"])
-        figures[f"{name}_{table}_new_us"] = new
-        figures[f"{name}_{table}_repeat_us"] = repeat
+        new, repeat, new_cpu, repeat_cpu = (statistics.median(got[key]) for key in FIGURES)
+        for key in FIGURES:
+            figures[f"{name}_{table}_{key}"] = statistics.median(got[key])
         print(f"{name:<10} {table:<6} {got['links']:>6} {new:>7.1f} {repeat:>9.1f} {new / repeat:>10.2f} "
-              f"{got['totals'][0]:>9} {got['totals'][1]:>10}")
+              f"{new_cpu:>10.1f} {repeat_cpu:>13.1f} {got['totals'][0]:>9} {got['totals'][1]:>10}")
     for (name, table), got in results.items():
         if "profile" in got:
             print(f"\n--- {name} {table}: a batch of {got['links']} new links, by function (own time)")

@@ -288,3 +288,21 @@ def test_marks_committed_but_not_yet_in_the_bloom_file_are_replayed_when_bound_a
     MarkLog(bloom, env)
     assert bloom.contains_many(keys).all()
     assert log.count() == 0
+
+
+def test_the_mark_log_holds_only_the_last_batch_not_yet_known_marked(tmp_path, env):
+    """Each batch's record takes the place of the last one, whose keys are marked by then (one
+    write a batch); a batch with nothing new leaves the log empty; the table holds every key."""
+    from pycrawler.seen.synchronous import LOG_DATABASE
+
+    bloom = BloomFilter.create(tmp_path / "seen.bloom", capacity=1000, fpr=1e-6)
+    bound = bloom.bound_to(env)
+    log = env.open_database(LOG_DATABASE)
+    for batch, fresh in (([1, 2], [1, 2]), ([2, 3], [3]), ([4], [4])):
+        with env.begin() as txn:
+            bound.add_many(np.array(batch, dtype=np.uint64), txn=txn)
+        assert [np.frombuffer(keys, dtype=">u8").tolist() for _, keys in log.items()] == [fresh]
+    with env.begin() as txn:
+        assert not bound.add_many(np.array([1, 4], dtype=np.uint64), txn=txn).any()
+    assert log.count() == 0
+    assert bloom.contains_many(np.array([1, 2, 3, 4], dtype=np.uint64)).all()

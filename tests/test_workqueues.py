@@ -15,6 +15,7 @@ from pycrawler.frontier.pending_records import (
     decode_key,
     encode_entries,
     encode_entry,
+    encode_found,
     pending_key,
     pending_keys,
     queue_prefix,
@@ -102,6 +103,56 @@ def test_batch_entries_are_the_single_entries_packed(items, compiled, monkeypatc
     urls = [i.ori_url if isinstance(i, CrawlUrl) else i for i in items]
     data, offsets = encode_entries(items, urls, 7)
     assert [data[a:b] for a, b in zip(offsets[:-1], offsets[1:])] == [encode_entry(i, u, 7) for i, u in zip(items, urls)]
+
+
+@pytest.mark.parametrize("urls,texts", [
+    (["http://a/", "http://b.example:8080/x?y=1"], ["L http://a/", " -"]),   # ASCII: one join for the batch
+    (["http://a/", "http://a/\u00e9"], ["L http://a/", "LX http://a/"]),      # non-ASCII: record by record
+    (["http://a/", "http://a/b"], ["L http://a/", "L http://a/\x00"]),        # a NUL: record by record
+])
+def test_found_entries_are_the_records_of_the_links_encoded(urls, texts):
+    layers = [0, -(1 << 31)][:len(urls) - 1] + [(1 << 31) - 1]
+    data, offsets = encode_found(urls, layers, texts)
+    assert [data[a:b] for a, b in zip(offsets[:-1], offsets[1:])] == [
+        encode(CrawlUrl(ori_url=u, abstract_text=t, layer=n)) for u, n, t in zip(urls, layers, texts)]
+    with pytest.raises(BadInput, match="layer"):
+        encode_found(urls, [0, 1 << 31], texts)
+
+
+@pytest.mark.parametrize("table", ["exact", "bloom", "drum"])
+def test_links_given_with_their_layers_and_texts_enqueue_as_their_records_would(tmp_path, table):
+    """The crawl's schedule path (LinkScheduler: URLs, layers and texts, the values built for the
+    new URLs only) writes the keys and values, in the order, and counts the totals, that
+    scheduling each link's record writes, whatever the seen table (DRUM answering at its flush)."""
+    from pycrawler.crawl.discovery import LinkScheduler, discovered
+    from pycrawler.seen.tables import open_visited
+    from pycrawler.store import Environment
+
+    links = [(f"http://h{i % 3}.example:8080/p{i}", 2 - i % 3, "L" * (2 - i % 3), f"http://h0.example:8080/v{i}")
+             for i in range(30)]
+    links += [("http://h1.example:8080/p4", 0, "", None), ("not a url", 1, "L", "http://h0.example:8080/"),
+              ("HTTP://h2.example:8080/p5#frag", 1, "LX", "http://h0.example:8080/")]
+    pending = []
+    for way in ("records", "links"):
+        state = tmp_path / way
+        with Environment(state / "env", create=True) as env:
+            visited = open_visited(table, env, state, bloom_capacity=1000)
+            frontier = WorkQueueFrontier(env, visited, create=True, politeness=NO_WAIT, clock=Clock())
+            for batch in (links[:20], links):          # the second batch: 20 repeats among new links
+                if way == "links":
+                    LinkScheduler(frontier)(batch)
+                else:
+                    records = sorted((discovered(*link) for link in batch), key=lambda record: record.layer)
+                    frontier.schedule(records, layer=records[0].layer)
+            frontier.flush()
+            pending.append((list(frontier.pending.items()), dict(frontier.totals)))
+            frontier.close()
+            visited.close()
+    assert pending[0] == pending[1]
+    # 30 new URLs; the second batch's first 20 again, and p4 and p5 found again, are repeats.
+    assert pending[1][1] == {"enqueued": 30, "duplicates": 22, "rejected": 1}
+    records = {record.ori_url: record for record in (decode_entry(value) for _, value in pending[1][0] if value)}
+    assert records["http://h2.example:8080/p29"] == discovered(*links[29])
 
 
 @pytest.mark.parametrize("compiled", [False, True])

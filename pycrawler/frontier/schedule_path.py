@@ -25,8 +25,8 @@ from ..seen.protocol import Visited, as_keys
 from ..seen.synchronous import SynchronousVisited
 from ..store.packing import pack, unpack
 from .handout_path import HandOut
-from .pending_records import (DEFAULT_PRECEDENCE, MAX_PRECEDENCE, NORMAL, ORDINAL_LIMIT, encode_entries, pending_key,
-                              pending_keys, queue_prefix)
+from .pending_records import (DEFAULT_PRECEDENCE, MAX_PRECEDENCE, NORMAL, ORDINAL_LIMIT, encode_entries, encode_found,
+                              pending_key, pending_keys, queue_prefix)
 from .pending_table import PendingTable
 from .queue_records import EMPTY, QueueStates, WorkQueue, require_writable
 
@@ -79,7 +79,8 @@ class Scheduler:
 
     def schedule(self, urls: Iterable[str | CrawlUrl], *, layer: int = 0, directive: int = NORMAL,
                  precedence: int = DEFAULT_PRECEDENCE, force: bool = False, seen_keys=None,
-                 with_completions: bool = False) -> Scheduled:
+                 with_completions: bool = False, layers: Sequence[int] | None = None,
+                 abstract_texts: Sequence[str] | None = None) -> Scheduled:
         """Canonicalise ``urls`` (strings, or CrawlUrl records whose ``ori_url`` is the URL),
         pass them through the Visited table and enqueue the new ones, in one transaction.
 
@@ -93,7 +94,11 @@ class Scheduler:
         in the same transaction (a synchronous Visited table; with an asynchronous one the URLs
         are enqueued at :meth:`flush`, after which the frontier's
         :meth:`~.WorkQueueFrontier.flush` commits the completions): one commit where
-        a caller finishing a page and scheduling its links would otherwise make two."""
+        a caller finishing a page and scheduling its links would otherwise make two.
+        ``layers`` and ``abstract_texts``: per URL (strings), its record's layer and
+        ``abstract_text`` (a crawl's links: depth, hop path and via), in place of a record per
+        URL: the pending values are then built for the URLs the Visited table calls new only
+        (an asynchronous table holds a value per URL until it answers), in one pass."""
         require_writable(self.env)
         if not 0 <= directive <= MAX_PRECEDENCE or not 0 <= precedence:
             raise BadInput(f"directive must be in 0..{MAX_PRECEDENCE} and precedence >= 0")
@@ -101,6 +106,10 @@ class Scheduler:
             raise BadInput("this frontier was opened without a Visited table: it cannot schedule")
         encode(CrawlUrl(ori_url="x", layer=layer))  # refuses a layer a record cannot hold
         items = list(urls)
+        found = layers is not None or abstract_texts is not None
+        if found and not (layers is not None and abstract_texts is not None
+                          and len(layers) == len(abstract_texts) == len(items)):
+            raise BadInput(f"layers and abstract_texts go together, one per URL ({len(items)})")
         originals = [item.ori_url if isinstance(item, CrawlUrl) else item for item in items]
         requested, canonical = self.canonicalizer.forms(originals)
         valid = [i for i, c in enumerate(canonical) if c is not None]
@@ -118,16 +127,23 @@ class Scheduler:
                 raise BadInput(f"{len(seen_keys)} seen keys for {len(items)} URLs")
             seen_keys = seen_keys[valid]
         fetch_urls = [requested[i] for i in valid]
-        records = [items[i] for i in valid]
+
+        def entries(rows: list[int]) -> tuple[list[str], tuple[bytes, np.ndarray]]:
+            """(URLs, packed pending values) of the valid URLs at ``rows``: values are built
+            for these alone."""
+            chosen_urls = [fetch_urls[row] for row in rows]
+            at = [valid[row] for row in rows]
+            if found:
+                return chosen_urls, encode_found(chosen_urls, [layers[i] for i in at], [abstract_texts[i] for i in at])
+            return chosen_urls, encode_entries([items[i] for i in at], chosen_urls, layer)
+
         with self.lock:
             if isinstance(self.visited, SynchronousVisited):
                 # The table's marks commit with the enqueue (it is bound to this environment).
                 with self.env.begin() as txn:
                     unique = self.visited.add_many(seen_keys, txn=txn)
                     chosen = np.arange(len(valid)) if force else np.flatnonzero(unique)
-                    chosen = chosen.tolist()
-                    chosen_urls = [fetch_urls[i] for i in chosen]
-                    values = encode_entries([records[i] for i in chosen], chosen_urls, layer)
+                    chosen_urls, values = entries(chosen.tolist())
                     result.enqueued = self._enqueue(chosen_urls, values, directive, precedence, txn)
                     if with_completions:
                         self.completions.commit(txn=txn)
@@ -135,7 +151,7 @@ class Scheduler:
                 result.unique = np.zeros(len(items), dtype=bool)
                 result.unique[valid] = unique
             else:
-                values = encode_entries(records, fetch_urls, layer)
+                _, values = entries(list(range(len(valid))))
                 with self._delivering() as txn:
                     if force:
                         result.enqueued = self._enqueue(fetch_urls, values, directive, precedence, txn)

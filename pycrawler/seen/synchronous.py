@@ -12,14 +12,16 @@ the order:
 1. check: which keys the table does not hold (the first occurrence in the batch only);
 2. in the caller's transaction, one record of the log database (``visited_marks``) holding
    those keys, committed with whatever the caller writes for them (the enqueue);
-3. after the commit, mark them in the table; the record is deleted in the next transaction.
+3. after the commit, mark them in the table; the record is deleted in the next transaction, or
+   overwritten there by the next batch's record.
 
 Opening replays every record left into the table before anything is checked: marking a key
 twice changes nothing, so a crash anywhere leaves the table at most behind the frontier's
 commits, and the replay brings it level. The table never runs ahead of them.
 
-A batch costs one extra put (the log record, the batch's new keys packed) in a transaction
-the caller makes anyway, and one check of the keys before they are marked.
+A batch costs one extra put (the log record, the batch's new keys packed, over the last
+batch's record) in a transaction the caller makes anyway, and one check of the keys before
+they are marked.
 """
 
 from __future__ import annotations
@@ -93,13 +95,18 @@ class MarkLog(SynchronousVisited):
                 return self.add_many(keys, own)
         keys = as_keys(keys)
         new = ~self.table.contains_many(keys) & first_occurrences(keys)
+        # A record whose keys are marked is overwritten by this batch's, rather than deleted
+        # beside a new one: one write a batch, not two (either way it is gone once this commits).
+        reused = self._marked.pop() if self._marked and new.any() else None
         if self._marked:
             self.log.delete_many(pack(self._marked), txn=txn)
-            self._marked = []
+        self._marked = []
         if new.any():
             fresh = keys[new]
-            record = _SEQUENCE.pack(self._next)
-            self._next += 1
+            record = reused
+            if record is None:
+                record = _SEQUENCE.pack(self._next)
+                self._next += 1
             self.log.put(record, fresh.astype(">u8").tobytes(), txn=txn)
             failpoints.hit("marklog.logged")
             txn.after_commit(functools.partial(self._mark, record, fresh))

@@ -203,7 +203,12 @@ class _Pipe:
         batch, self._outbox = self._outbox, []
         if batch and not self.connection.closed:
             try:
-                self.connection.send(batch)
+                try:
+                    self.connection.send(batch)
+                except OSError:
+                    raise
+                except Exception:  # one message does not pickle (a page's odd exception): the rest still cross
+                    self.connection.send([_crossing(message) for message in batch])
             except OSError:
                 self.stop()
                 self.on_closed()
@@ -355,7 +360,7 @@ class _FetcherProcess:
         try:
             answer = self._work(task, result, replayed)
         except Exception as exc:  # a bug on one page: the crawling process records it (-5) and goes on
-            answer = _picklable(exc)
+            answer = exc
         self.pipe.put((task.ident, answer))
 
     def _work(self, task: FetchTask, result: FetchResult, replayed: bool) -> Fetched:
@@ -404,13 +409,16 @@ def _crawl_gone() -> None:
     os._exit(0)
 
 
-def _picklable(exc: Exception) -> Exception:
-    """``exc``, or a RuntimeError naming it when it does not cross a pipe."""
+def _crossing(message):
+    """``message``, or when it does not pickle, an answer to the same fetch that says so (a
+    RuntimeError, which the crawling process records as the page's -5): a lost answer would
+    keep its URL in process for ever."""
     try:
-        pickle.dumps(exc)
+        pickle.dumps(message)
     except Exception:
-        return RuntimeError(f"{type(exc).__name__}: {exc}")
-    return exc
+        ident, answer = message
+        return ident, RuntimeError(f"{type(answer).__name__}: {answer}"[:1000])
+    return message
 
 
 def sitemap_place(url: str, hop_path: str, via: str | None) -> tuple[tuple[str, ...], bool]:

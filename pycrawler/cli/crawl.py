@@ -134,7 +134,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="operator contact URL for the User-Agent (required unless all seeds are on loopback)")
     p.add_argument("--fetchers", "--parse-workers", dest="fetchers", type=_positive, metavar="N",
                    help="fetcher processes, each fetching, parsing and writing its own WARC files (default: one "
-                        "a core but one; --parse-workers is its former name); see docs/crawler.md")
+                        "a core; --parse-workers is its former name); see docs/crawler.md")
     add_progress_option(p)
     p.add_argument("--serve", action="store_true",
                    help="serve the crawl's state while it runs (py4j, printed on stderr), so that store ls/dump "

@@ -72,14 +72,11 @@ class FetcherDied(PycrawlerError):
 
 
 def default_fetchers() -> int:
-    """One fetcher a core this process may run on but one, which the crawling process keeps busy
-    (on 2 cores, 2 fetchers crawled no faster than 1 and took ~20% more CPU a page:
-    docs/benchmarks.md, "The fetch path over the cores")."""
+    """One fetcher a core this process may run on."""
     try:
-        cores = len(os.sched_getaffinity(0))
+        return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
-        cores = os.cpu_count() or 1
-    return max(1, cores - 1)
+        return max(1, os.cpu_count() or 1)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -93,7 +93,7 @@ class CrawlConfig:
     sitemaps: bool = True                 # read the sitemaps robots.txt names (and a seed that is one)
     contact_url: str = "http://localhost/"
     embeds: bool = True
-    fetchers: int | None = None           # fetcher processes (None: one a core but one)
+    fetchers: int | None = None           # fetcher processes (None: one a core)
     je_cache_mb: int = 64
     flush_interval: float = 0.02
     flush_pages: int = 256

@@ -72,7 +72,8 @@ class FetcherDied(PycrawlerError):
 
 
 def default_fetchers() -> int:
-    """One fetcher a core this process may run on."""
+    """One fetcher a core this process may run on (on 2 cores the 100,000-page web crawled 1.34x
+    faster with 2 than with 1: docs/benchmarks.md, "The fetch path over the cores")."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux

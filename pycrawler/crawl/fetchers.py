@@ -42,11 +42,12 @@ import multiprocessing
 import os
 import pickle
 import signal
+from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
 
 from .. import failpoints
 from ..errors import DISK_FULL_ERRNOS, PycrawlerError
-from ..fetch import Fetcher
+from ..fetch import FetchConfig, Fetcher
 from ..fetch.client import FetchResult
 from ..parse.html import HTML_TYPES, looks_like_html, mime_type
 from ..parse.links import Hop, Outlink, sitemap_hops
@@ -85,7 +86,7 @@ class FetcherSetup:
     """What every fetcher is started with."""
 
     policy: LinkPolicy
-    fetch_config: object            # pycrawler.fetch.FetchConfig (imported by the fetcher alone)
+    fetch_config: FetchConfig
     sitemaps: bool                  # read sitemaps (robots.txt's, a seed that is one)
     warc: Path | None               # the WARC folder, or None
     fsync: bool                     # WARC records reach the disk before a fetch is reported
@@ -145,8 +146,7 @@ class FetcherPool:
 
     def __init__(self, setup: FetcherSetup, count: int):
         context = multiprocessing.get_context("spawn")  # the crawling process runs a JVM: never fork
-        self.setup = setup
-        self._loop = asyncio.get_running_loop()
+        loop = asyncio.get_running_loop()
         self._fetchers: list[_Fetcher] = []
         # One large page parsed at a time across the fetchers; held here while they unpickle it.
         self._large_page_lock = large_page_lock = context.Lock()
@@ -156,7 +156,7 @@ class FetcherPool:
                                       args=(ParentTie("spawn"), _serve, theirs, setup, large_page_lock))
             process.start()
             theirs.close()
-            self._fetchers.append(_Fetcher(process, ours, self._loop))
+            self._fetchers.append(_Fetcher(process, ours, loop))
 
     @property
     def count(self) -> int:
@@ -202,17 +202,17 @@ class _Pipe:
 
     def flush(self) -> None:
         batch, self._outbox = self._outbox, []
-        if batch and not self.connection.closed:
-            try:
-                try:
-                    self.connection.send(batch)
-                except OSError:
-                    raise
-                except Exception:  # one message does not pickle (a page's odd exception): the rest still cross
-                    self.connection.send([_crossing(message) for message in batch])
-            except OSError:
-                self.stop()
-                self.on_closed()
+        if not batch or self.connection.closed:
+            return
+        try:
+            payload = ForkingPickler.dumps(batch)
+        except Exception:  # one message does not pickle (a page's odd exception): the rest still cross
+            payload = ForkingPickler.dumps([_crossing(message) for message in batch])
+        try:
+            self.connection.send_bytes(payload)
+        except OSError:
+            self.stop()
+            self.on_closed()
 
     def _readable(self) -> None:
         try:

@@ -46,7 +46,7 @@ from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
 
 from .. import failpoints
-from ..errors import DISK_FULL_ERRNOS, PycrawlerError
+from ..errors import PycrawlerError
 from ..fetch import FetchConfig, Fetcher
 from ..fetch.client import FetchResult
 from ..parse.html import HTML_TYPES, looks_like_html, mime_type
@@ -55,6 +55,7 @@ from ..parse.sitemap import place_of
 from ..worker_processes import ParentTie, start_tied
 from . import pages
 from .crawllog import fetch_line
+from .outputs import write_failure
 from .pages import LinkPolicy, PageResult
 from .warc import WarcWriter
 
@@ -400,8 +401,7 @@ class _FetcherProcess:
             self.warc.write_fetch(result, outlinks=outlinks, hop_path=hop_path, via=via)
             self.warc.flush()
         except OSError as exc:
-            where = f" ({exc.filename})" if exc.filename else ""
-            self.error = (str(exc.strerror or exc), where, exc.errno in DISK_FULL_ERRNOS)
+            self.error = write_failure(exc)
             self.warc.abandon()
 
 

@@ -29,6 +29,12 @@ class OutputFailed(PycrawlerError):
     """Writing crawl.log, a WARC file or the trace failed (other than a full disk)."""
 
 
+def write_failure(exc: OSError) -> tuple[str, str, bool]:
+    """A failed write as :meth:`CrawlOutputs.failed_elsewhere` takes it: (reason, `` (FILE)``,
+    whether the disk is full); the fetchers' WARC writes fail so too."""
+    return str(exc.strerror or exc), f" ({exc.filename})" if exc.filename else "", exc.errno in DISK_FULL_ERRNOS
+
+
 class CrawlOutputs:
     """crawl.log at ``log_path`` and the trace at ``trace_path`` (optional), the WARC files left
     ``.open`` in ``warc_dir`` repaired; ``fsync``: :meth:`flush` reaches the disk; ``progress``: a meter
@@ -57,8 +63,7 @@ class CrawlOutputs:
         try:
             yield
         except OSError as exc:
-            where = f" ({exc.filename})" if exc.filename else ""
-            self._failed(str(exc.strerror or exc), where, exc.errno in DISK_FULL_ERRNOS)
+            self._failed(*write_failure(exc))
             raise self._error from exc
 
     def _failed(self, reason: str, where: str, disk_full: bool) -> None:

@@ -345,6 +345,20 @@ def test_hashing_within_a_host_keeps_one_fetch_per_host(env, clock):
     assert len(frontier.next_batch(10)) == 1
 
 
+def test_parallel_queues_give_a_host_n_fetches_at_once_each_queue_resting_on_its_own(env, clock):
+    frontier = frontier_in(env, clock, assignment="parallel-host:4", politeness=Politeness(
+        delay_factor=0, min_delay=1, max_delay=1))
+    frontier.schedule([f"http://big.example/{i}" for i in range(20)] + ["http://small.example/1"])
+    batch = frontier.next_batch(10)
+    assert sorted(r.ori_url.split("/")[2] for r in batch) == ["big.example"] * 4 + ["small.example"]
+    big = next(r for r in batch if "big" in r.ori_url)
+    frontier.completed(big, Outcome.success())
+    assert frontier.next_batch(10) == []          # that queue rests 1 s; the other three are out
+    frontier.completed_many((r, Outcome.success()) for r in batch if r is not big)
+    clock.now += 1
+    assert len(frontier.next_batch(10)) == 4
+
+
 def test_hashing_over_all_urls_spreads_one_site_over_queues(env):
     frontier = frontier_in(env, assignment="bkdr:8")
     frontier.schedule([f"http://big.example/{i}" for i in range(100)])

@@ -66,6 +66,18 @@ def test_bkdr_policies_spread_urls_and_name_their_politeness_key():
     assert within.class_keys(["http://h.example:81/x"])[0].startswith("h.example#81/")
 
 
+def test_parallel_host_gives_a_host_n_queues_each_polite_on_its_own_as_heritrixs_parallel_queues():
+    urls = [f"http://big.example/{i}" for i in range(1000)] + [f"http://h.example:81/{i}" for i in range(1000)]
+    parallel = get_assignment("parallel-host:4")
+    keys = parallel.class_keys(urls)
+    # Heritrix's spelling: the host's own key for subqueue 0, "+N" after it for the others
+    assert set(keys) == {f"{host}{suffix}" for host in ("big.example", "h.example#81")
+                         for suffix in ("", "+1", "+2", "+3")}
+    assert max(keys.count(k) for k in set(keys)) < 1000 / 4 * 1.3
+    assert keys == [parallel.class_key(u) for u in urls]   # one URL, one queue, batch or not
+    assert {parallel.politeness_key(k) for k in keys} == set(keys) and not parallel.grouped
+
+
 @pytest.mark.parametrize("spec", ["bkdr", "bkdr:0", "host:3", "ip"])
 def test_unknown_policies_are_refused(spec):
     with pytest.raises(BadInput, match="queue assignment"):

@@ -98,7 +98,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "with SIZE entries (e.g. clock:50000, 2^16, lru:64k); a hit answers 'seen' without the table")
     p.add_argument("--queue-policy", metavar="POLICY",
                    help="work-queue assignment: host (default), heritrix-host, surt, domain, bkdr (one site over "
-                        "4x concurrency queues), bkdr:N, bkdr-host:N; one URL per queue is in flight at a time" + kept)
+                        "4x concurrency queues), bkdr:N, bkdr-host:N, parallel-host:N (Heritrix's parallelQueues: N queues a "
+                        "host, each polite on its own); one URL per queue is in flight at a time" + kept)
     p.add_argument("--canon", choices=("web", "safe", "heritrix", "crawler4j"),
                    help="URL canonicalisation for the seen test (default web: the normal form without userinfo "
                         "or session ids; safe: the normal form alone, an older state's; heritrix with --seen-key "

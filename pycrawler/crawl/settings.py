@@ -81,6 +81,7 @@ class CrawlConfig:
     url_cache: str | None = None          # POLICY:SIZE of a URL cache in front of the seen table
     bloom_capacity: int = 10_000_000
     queue_policy: str | None = None       # host | heritrix-host | surt | domain | bkdr[:N] | bkdr-host:N
+    #                                       | parallel-host:N
     canon: str | None = None              # web | safe | heritrix | crawler4j (None: the state's, else the seen key's)
     seen_key: str | None = None           # md5 | heritrix (None: the state's, else md5)
     warc: Path | None = None

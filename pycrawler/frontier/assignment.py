@@ -23,6 +23,9 @@ policy              class key of                    notes
                                                     (seeds/004): one huge site spreads over N queues
 ``bkdr-host:N``     any URL                         ``www.example.com/17``: BKDRHash mod N *within*
                                                     the host; politeness stays per host
+``parallel-host:N`` any URL                         ``www.example.com+3`` (``www.example.com`` for
+                                                    slot 0): Heritrix 3's ``parallelQueues``, each
+                                                    queue polite on its own
 ==================  ==============================  =================================================
 
 Heritrix's policies, compared (read from Heritrix 1.14 and 3): ``HostnameQueueAssignmentPolicy``
@@ -30,9 +33,10 @@ keys a URL by its authority without userinfo, default ports dropped, ``:`` writt
 ``#443`` added to an https URL without a port: that is ``heritrix-host`` (``host`` differs for
 https only). ``SurtAuthorityQueueAssignmentPolicy`` keys by the SURT authority, which is
 ``surt`` (Heritrix keeps a URL's userinfo in the SURT, ``com,example,#8080@user``; pycrawler
-drops it, as its canonical URLs do). Heritrix 3's ``parallelQueues`` (``+N`` suffixes) and
-Heritrix 1's ``dns:`` queues (the via's host) have no counterpart: a frontier continuing such
-a crawl assigns those URLs by its own policy (see ``pycrawler heritrix import``).
+drops it, as its canonical URLs do). Heritrix 3's ``parallelQueues`` (``+N`` suffixes) is
+``parallel-host:N`` (the URLs of an imported crawl are assigned again by the frontier's own
+policy: Heritrix's subqueue comes from its consistent hash, pycrawler's from BKDRHash); Heritrix
+1's ``dns:`` queues (the via's host) have no counterpart (see ``pycrawler heritrix import``).
 
 The trade-off of hashing (seeds/004). ``bkdr:N`` spreads the URLs of one big site over up to
 N queues, so N fetching threads can work on it at once instead of one; but every one of those
@@ -268,11 +272,35 @@ class ByBkdrHashWithinHost(QueueAssignment):
         return class_key.rpartition("/")[0]
 
 
-POLICIES = ("host", "heritrix-host", "surt", "domain", "bkdr:N", "bkdr-host:N")
+class ByHostInParallel(QueueAssignment):
+    """``parallel-host:N``: Heritrix 3's ``parallelQueues``: a host's URLs over N queues, ``<host>``
+    and ``<host>+1`` ... ``<host>+(N-1)``, each polite on its own, so the host serves up to N of
+    them at once (and gets up to N times the load ``host`` allows). The queue is the whole URL's
+    BKDRHash mod N, as Heritrix's ``parallelQueuesRandomAssignment`` hashes the whole URI (its
+    default hashes the first path segment, which leaves a site under one folder in one queue)."""
+
+    spreads_hosts = True
+
+    def __init__(self, queues: int):
+        self.queues = queues
+        self.name = f"parallel-host:{queues}"
+        self._suffixes = [""] + [f"+{i}" for i in range(1, queues)]
+
+    def class_key(self, url: str) -> str:
+        return host_key(url) + self._suffixes[bkdr_hash(url) % self.queues]
+
+    def class_keys(self, urls: Sequence[str]) -> list[str]:
+        suffixes = self._suffixes
+        slots = (bkdr_hashes(urls) % np.uint32(self.queues)).tolist()
+        return [host_key(u) + suffixes[slot] for u, slot in zip(urls, slots)]
+
+
+POLICIES = ("host", "heritrix-host", "surt", "domain", "bkdr:N", "bkdr-host:N", "parallel-host:N")
 
 
 def get_assignment(spec: str | QueueAssignment) -> QueueAssignment:
-    """A policy by name: ``host``, ``heritrix-host``, ``surt``, ``domain``, ``bkdr:N`` or ``bkdr-host:N``."""
+    """A policy by name: ``host``, ``heritrix-host``, ``surt``, ``domain``, ``bkdr:N``, ``bkdr-host:N``
+    or ``parallel-host:N``."""
     if isinstance(spec, QueueAssignment):
         return spec
     name, _, count = str(spec).partition(":")
@@ -280,7 +308,7 @@ def get_assignment(spec: str | QueueAssignment) -> QueueAssignment:
               "domain": ByRegisteredDomain}
     if name in simple and not count:
         return simple[name]()
-    hashed = {"bkdr": ByBkdrHash, "bkdr-host": ByBkdrHashWithinHost}
+    hashed = {"bkdr": ByBkdrHash, "bkdr-host": ByBkdrHashWithinHost, "parallel-host": ByHostInParallel}
     if name in hashed and count.isdigit() and int(count) >= 1:
         return hashed[name](int(count))
     raise BadInput(f"queue assignment must be one of {', '.join(POLICIES)} (N >= 1), not {spec!r}")

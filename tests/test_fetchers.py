@@ -14,7 +14,10 @@ import time
 import psutil
 from crawl_sites import ROOT, CountingServer, assert_each_page_fetched_once, crawl_command, run_crawl, write_site
 
-from pycrawler.crawl.fetchers import _Pipe
+from pycrawler.crawl.fetchers import Fetched, FetchEnded, FetcherPool, FetcherSetup, FetchTask, _Pipe
+from pycrawler.crawl.pages import LinkPolicy
+from pycrawler.crawl.scope import Scope
+from pycrawler.fetch import FetchConfig, Fetcher
 
 
 class Unpicklable(Exception):
@@ -109,3 +112,42 @@ def test_a_fetcher_killed_stops_the_crawl_in_one_line_and_the_next_run_fetches_t
     assert {path for path in counts if path.endswith(".html")} >= reachable
     # At most --concurrency (32) pages were in process at the kill: those, and no others, twice.
     assert sum(n - 1 for n in counts.values()) <= 32
+
+
+def test_a_fetch_ends_before_its_page_is_worked_on_and_a_replay_ends_with_its_answer(tmp_path):
+    """The crawl releases a URL's queue at the fetch's end: a fetcher says so (FetchEnded)
+    before it parses the page, and the answer, links and all, follows; a page read back from
+    a WARC file (a replay) has no fetch to end first."""
+    write_site(tmp_path / "site", 10)
+    server = CountingServer(tmp_path / "site")
+    config = FetchConfig(contact_url="http://127.0.0.1/contact")
+    with server as base_url:
+        seed = base_url + "index.html"
+
+        async def run() -> list:
+            setup = FetcherSetup(LinkPolicy(Scope.of("seed-hosts", [seed])), config, sitemaps=False, warc=None,
+                                 fsync=False, trace=False)
+            pool = FetcherPool(setup, 1)
+            events: list = []
+
+            async def fetch(task: FetchTask) -> None:
+                fetched = await pool.fetch(task, lambda end: events.append(("ended", type(end), end.status)))
+                events.append(("answer", fetched.status, fetched.page and fetched.page.extracted))
+
+            try:
+                await pool.warm_up()
+                await fetch(FetchTask(0, seed, 0, "", None, 1))
+                await fetch(FetchTask(0, base_url + "d0/missing.html", 0, "L", seed, 1))
+                async with Fetcher(config) as fetcher:  # the fetch as a WARC file gives it back
+                    replay = await fetcher.fetch(seed)
+                await fetch(FetchTask(0, seed, 0, "", None, 1, replay))
+            finally:
+                await pool.close()
+            return events
+
+        events = asyncio.run(run())
+    links = events[1][2]
+    assert links > 0
+    assert events == [("ended", FetchEnded, 200), ("answer", 200, links),
+                      ("ended", FetchEnded, 404), ("answer", 404, None),
+                      ("ended", Fetched, 200), ("answer", 200, links)]

@@ -14,8 +14,15 @@ import os
 from pathlib import Path
 
 from .. import failpoints
+from ..errors import DISK_FULL_ERRNOS
 
 _TAIL_CHUNK = 1 << 16
+
+
+def write_failure(exc: OSError) -> tuple[str, str, bool]:
+    """A failed write as :meth:`~pycrawler.crawl.outputs.CrawlOutputs.failed_elsewhere` takes
+    it: (reason, `` (FILE)``, whether the disk is full); the fetchers' WARC writes fail so too."""
+    return str(exc.strerror or exc), f" ({exc.filename})" if exc.filename else "", exc.errno in DISK_FULL_ERRNOS
 
 
 def sync_file(file, fsync: bool) -> None:

@@ -78,6 +78,7 @@ import dataclasses
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .. import failpoints, jvm
@@ -98,7 +99,7 @@ from ..store import Environment, je_choice
 from .cluster_side import RECEIVE_INTERVAL, ClusterSide
 from .discovery import LinkScheduler, discovery
 from .diskspace import DiskSpaceMonitor
-from .fetchers import Fetched, FetcherPool, FetcherSetup, FetchTask, default_fetchers
+from .fetchers import Fetched, FetchEnded, FetcherPool, FetcherSetup, FetchTask, default_fetchers
 from .flush import Committer
 from .forwarded import Forwarded
 from .inflight import Finished, InFlight
@@ -131,7 +132,7 @@ def is_transient(status: int) -> bool:
     return status in TRANSIENT_STATUSES
 
 
-def fetch_outcome(fetched: Fetched, crawl_delay: float | None = None, requested: bool = True) -> Outcome:
+def fetch_outcome(fetched: FetchEnded | Fetched, crawl_delay: float | None = None, requested: bool = True) -> Outcome:
     """What the URL's queue turns around on after ``fetched`` (``requested``: see :class:`Outcome`)."""
     status, seconds = fetched.status, fetched.duration_ms / 1000
     transient = is_transient(status)
@@ -587,18 +588,22 @@ class Crawler:
     async def _process(self, record: CrawlUrl) -> None:
         worker = self.in_flight.worker()
         released = False
+
+        def release(outcome: Outcome) -> None:
+            """The queue turns around as the fetch ends, not after the page's work (its fetcher
+            says so first): with one connection a host, its next fetch overlaps this page's parse."""
+            nonlocal released
+            self._release(record.ori_url, outcome)
+            released = True
+
         try:
             try:
                 replay = self.replays.take(record.ori_url) if self.replays is not None else None
-                fetch = (await self._replay(record, worker, replay) if replay is not None
-                         else await self._fetch(record, worker))
+                fetch = (await self._replay(record, worker, replay, release) if replay is not None
+                         else await self._fetch(record, worker, release))
                 if isinstance(fetch, Finished):  # refused without a fetch (robots.txt)
                     finished = fetch
                 else:
-                    # The queue turns around as the fetch ends, not after the page's work: with one
-                    # connection a host, its next fetch overlaps this page's parse.
-                    self._release(record.ori_url, fetch.outcome)
-                    released = True
                     finished = self._work(record, worker, fetch)
             except (asyncio.CancelledError, PycrawlerError):
                 raise
@@ -660,8 +665,9 @@ class Crawler:
         self.summary.statuses[code] += 1
         return Finished.failed(record, hop_path, code)
 
-    async def _fetch(self, record: CrawlUrl, worker: int) -> Fetch | Finished:
-        """The URL's fetch and its outcome, or, when robots.txt refuses it, the URL finished."""
+    async def _fetch(self, record: CrawlUrl, worker: int, release: Callable[[Outcome], None]) -> Fetch | Finished:
+        """The URL's fetch and its outcome (``release`` called with it as the fetch ends), or,
+        when robots.txt refuses it, the URL finished."""
         url = record.ori_url
         hop_path, via = discovery(record)
         summary = self.summary
@@ -681,14 +687,29 @@ class Crawler:
                 return Finished.failed(record, hop_path, verdict)
             return Finished.retry(record, hop_path, verdict)  # the host is disallowed for now: the URL waits
 
-        fetched = await self.fetchers.fetch(FetchTask(0, url, record.layer, hop_path, via, worker))
-        return Fetch(fetched, fetch_outcome(fetched, self.robots.crawl_delay(url)), hop_path, via)
+        crawl_delay, outcome = self.robots.crawl_delay(url), None
 
-    async def _replay(self, record: CrawlUrl, worker: int, replay) -> Fetch:
+        def ended(end: FetchEnded | Fetched) -> None:
+            nonlocal outcome
+            outcome = fetch_outcome(end, crawl_delay)
+            release(outcome)
+
+        fetched = await self.fetchers.fetch(FetchTask(0, url, record.layer, hop_path, via, worker), ended)
+        return Fetch(fetched, outcome, hop_path, via)
+
+    async def _replay(self, record: CrawlUrl, worker: int, replay, release: Callable[[Outcome], None]) -> Fetch:
         """A fetch a damaged state lost, read back from a WARC file: its page worked on by a fetcher."""
         hop_path, via = discovery(record)
-        fetched = await self.fetchers.fetch(FetchTask(0, record.ori_url, record.layer, hop_path, via, worker, replay))
-        return Fetch(fetched, fetch_outcome(fetched, requested=False), hop_path, via, replayed=True)
+        outcome = None
+
+        def ended(end: Fetched) -> None:
+            nonlocal outcome
+            outcome = fetch_outcome(end, requested=False)
+            release(outcome)
+
+        task = FetchTask(0, record.ori_url, record.layer, hop_path, via, worker, replay)
+        fetched = await self.fetchers.fetch(task, ended)
+        return Fetch(fetched, outcome, hop_path, via, replayed=True)
 
     def _work(self, record: CrawlUrl, worker: int, fetch: Fetch) -> Finished:
         """What a fetch gives: the record's fields and the page's links (from its fetcher), the

@@ -42,6 +42,7 @@ import multiprocessing
 import os
 import pickle
 import signal
+from collections.abc import Callable
 from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
 
@@ -55,7 +56,7 @@ from ..parse.sitemap import place_of
 from ..worker_processes import ParentTie, start_tied
 from . import pages
 from .crawllog import fetch_line
-from .outputs import write_failure
+from .durable import write_failure
 from .pages import LinkPolicy, PageResult
 from .warc import WarcWriter
 
@@ -124,6 +125,16 @@ class RecordFields:
 
 
 @dataclasses.dataclass(slots=True)
+class FetchEnded:
+    """What a fetcher sends as a fetch ends, ahead of the page's work: what the URL's queue
+    turns around on (the fields :func:`pycrawler.crawl.engine.fetch_outcome` reads)."""
+
+    status: int
+    duration_ms: float
+    retry_after: float | None
+
+
+@dataclasses.dataclass(slots=True)
 class Fetched:
     """What a fetcher sends back for a :class:`FetchTask`."""
 
@@ -170,10 +181,12 @@ class FetcherPool:
         except TimeoutError:
             raise FetcherDied(f"the fetcher processes did not start within {START_TIMEOUT:.0f} s") from None
 
-    async def fetch(self, task: FetchTask) -> Fetched:
-        """The fetcher with the fewest URLs in process fetches ``task``; a cancel reaches it."""
+    async def fetch(self, task: FetchTask, ended: Callable[[FetchEnded | Fetched], None]) -> Fetched:
+        """The fetcher with the fewest URLs in process fetches ``task``; a cancel reaches it.
+        ``ended`` is called as the fetch ends, before the page's work is done (with the
+        :class:`Fetched` itself when both come at once: a replay, a failed page)."""
         fetcher = min(self._fetchers, key=_Fetcher.load)
-        return await fetcher.run(task)
+        return await fetcher.run(task, ended)
 
     def use_policy(self, policy: LinkPolicy) -> None:
         """Pages fetched from now on keep their links under ``policy`` (the crawl's scope grew)."""
@@ -236,7 +249,7 @@ class _Fetcher:
         self.process, self.loop = process, loop
         self.ready = loop.create_future()
         self.closed = loop.create_future()
-        self.waiting: dict[int, asyncio.Future] = {}
+        self.waiting: dict[int, tuple[asyncio.Future, asyncio.Future]] = {}  # ident -> (ended, answer)
         self._next = 0
         self.pipe = _Pipe(connection, loop, self._answers, self._ended)
 
@@ -248,13 +261,14 @@ class _Fetcher:
             raise self._died()
         self.pipe.put(message)
 
-    async def run(self, task: FetchTask) -> Fetched:
+    async def run(self, task: FetchTask, ended: Callable[[FetchEnded | Fetched], None]) -> Fetched:
         self._next += 1
         task.ident = self._next
-        answer = self.loop.create_future()
-        self.waiting[task.ident] = answer
+        fetch_ended, answer = self.loop.create_future(), self.loop.create_future()
+        self.waiting[task.ident] = (fetch_ended, answer)
         try:
             self.send(task)
+            ended(await fetch_ended)  # in the caller's task: what it raises is the URL's
             return await answer
         except asyncio.CancelledError:
             if not self.closed.done():
@@ -270,19 +284,24 @@ class _Fetcher:
             elif ident == CLOSE:
                 self.pipe.stop()
                 self.closed.set_result(None)
-            elif (answer := self.waiting.get(ident)) is not None and not answer.done():
+            elif (futures := self.waiting.get(ident)) is not None:
+                fetch_ended, answer = futures
                 if isinstance(fetched, Exception):  # the page's work raised in the fetcher
-                    answer.set_exception(fetched)
-                else:
+                    _fail(futures, fetched)
+                elif not fetch_ended.done():  # the fetch's end, or an answer that came with it
+                    fetch_ended.set_result(fetched)
+                if isinstance(fetched, Fetched) and not answer.done():
                     answer.set_result(fetched)
 
     def _ended(self) -> None:
         """The fetcher's end of the pipe closed before it said it was done: it died."""
         died = self._died()
-        for future in [self.ready, self.closed, *self.waiting.values()]:
+        for future in (self.ready, self.closed):
             if not future.done():
                 future.set_exception(died)
         self.ready.exception(), self.closed.exception()  # retrieved: a crawl that did not wait is not warned
+        for futures in self.waiting.values():
+            _fail(futures, died)
 
     def _died(self) -> FetcherDied:
         self.process.join(1.0)  # its pipe closed as it ended: its exit status follows at once
@@ -303,6 +322,14 @@ class _Fetcher:
         await self.loop.run_in_executor(None, self.process.join)
         self.pipe.stop()
         self.pipe.connection.close()
+
+
+def _fail(futures: tuple[asyncio.Future, asyncio.Future], exc: BaseException) -> None:
+    """Fail a fetch on the future its caller awaits (the end, else the answer): a failure set
+    on one it never awaits would be reported as never retrieved."""
+    future = next((f for f in futures if not f.done()), None)
+    if future is not None:
+        future.set_exception(exc)
 
 
 # -- in the fetcher process ----------------------------------------------------------------------
@@ -359,6 +386,12 @@ class _FetcherProcess:
     async def _fetch(self, task: FetchTask) -> None:
         replayed = task.replay is not None
         result = task.replay if replayed else await self.fetcher.fetch(task.url)
+        if not replayed:
+            # The queue turns around as the fetch ends, not after the page's work: the end
+            # crosses first (the loop's turn writes it before this task goes on), so with one
+            # connection a host the next fetch overlaps this page's parse.
+            self.pipe.put((task.ident, FetchEnded(result.status, result.duration_ms, result.retry_after())))
+            await asyncio.sleep(0)
         try:
             answer = self._work(task, result, replayed)
         except Exception as exc:  # a bug on one page: the crawling process records it (-5) and goes on

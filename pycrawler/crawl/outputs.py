@@ -17,22 +17,16 @@ from pathlib import Path
 
 from .. import failpoints
 from ..atomic_write import sync_directory
-from ..errors import DISK_FULL_ERRNOS, DiskFull, PycrawlerError
+from ..errors import DiskFull, PycrawlerError
 from ..parse.links import Outlink
 from .crawllog import CrawlLog
-from .durable import cut_torn_line
+from .durable import cut_torn_line, write_failure
 from .trace import TraceWriter
 from .warc import repair_open_files
 
 
 class OutputFailed(PycrawlerError):
     """Writing crawl.log, a WARC file or the trace failed (other than a full disk)."""
-
-
-def write_failure(exc: OSError) -> tuple[str, str, bool]:
-    """A failed write as :meth:`CrawlOutputs.failed_elsewhere` takes it: (reason, `` (FILE)``,
-    whether the disk is full); the fetchers' WARC writes fail so too."""
-    return str(exc.strerror or exc), f" ({exc.filename})" if exc.filename else "", exc.errno in DISK_FULL_ERRNOS
 
 
 class CrawlOutputs:

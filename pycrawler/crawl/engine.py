@@ -687,29 +687,29 @@ class Crawler:
                 return Finished.failed(record, hop_path, verdict)
             return Finished.retry(record, hop_path, verdict)  # the host is disallowed for now: the URL waits
 
-        crawl_delay, outcome = self.robots.crawl_delay(url), None
-
-        def ended(end: FetchEnded | Fetched) -> None:
-            nonlocal outcome
-            outcome = fetch_outcome(end, crawl_delay)
-            release(outcome)
-
-        fetched = await self.fetchers.fetch(FetchTask(0, url, record.layer, hop_path, via, worker), ended)
+        task = FetchTask(0, url, record.layer, hop_path, via, worker)
+        fetched, outcome = await self._fetched(task, release, crawl_delay=self.robots.crawl_delay(url))
         return Fetch(fetched, outcome, hop_path, via)
 
     async def _replay(self, record: CrawlUrl, worker: int, replay, release: Callable[[Outcome], None]) -> Fetch:
         """A fetch a damaged state lost, read back from a WARC file: its page worked on by a fetcher."""
         hop_path, via = discovery(record)
+        task = FetchTask(0, record.ori_url, record.layer, hop_path, via, worker, replay)
+        fetched, outcome = await self._fetched(task, release, requested=False)
+        return Fetch(fetched, outcome, hop_path, via, replayed=True)
+
+    async def _fetched(self, task: FetchTask, release: Callable[[Outcome], None], **how) -> tuple[Fetched, Outcome]:
+        """``task``'s answer from a fetcher, and its outcome (:func:`fetch_outcome` with ``how``),
+        which ``release`` is given as the fetch ends, ahead of the answer."""
         outcome = None
 
-        def ended(end: Fetched) -> None:
+        def ended(end: FetchEnded | Fetched) -> None:
             nonlocal outcome
-            outcome = fetch_outcome(end, requested=False)
+            outcome = fetch_outcome(end, **how)
             release(outcome)
 
-        task = FetchTask(0, record.ori_url, record.layer, hop_path, via, worker, replay)
         fetched = await self.fetchers.fetch(task, ended)
-        return Fetch(fetched, outcome, hop_path, via, replayed=True)
+        return fetched, outcome
 
     def _work(self, record: CrawlUrl, worker: int, fetch: Fetch) -> Finished:
         """What a fetch gives: the record's fields and the page's links (from its fetcher), the

@@ -289,7 +289,7 @@ def test_retry_after_is_seconds_or_an_http_date_counted_from_the_fetch_and_waite
     backoff and the server's word, which is honoured up to what a Crawl-delay would be."""
     import email.utils
 
-    from pycrawler.fetch.client import FetchResult
+    from pycrawler.fetch.result import FetchResult
     from pycrawler.frontier.politeness import Politeness
 
     started = 1_700_000_000.0

@@ -127,7 +127,8 @@ def test_a_fetch_ends_before_its_page_is_worked_on_and_a_replay_ends_with_its_an
         async def run() -> list:
             setup = FetcherSetup(LinkPolicy(Scope.of("seed-hosts", [seed])), config, sitemaps=False, warc=None,
                                  fsync=False, trace=False)
-            pool = FetcherPool(setup, 1)
+            pool = FetcherPool(1)
+            pool.serve(setup)
             events: list = []
 
             async def fetch(task: FetchTask) -> None:

@@ -19,7 +19,7 @@ from pycrawler.crawl.durable import cut_torn_line
 from pycrawler.crawl.outputs import CrawlOutputs
 from pycrawler.crawl.warc import OPEN_SUFFIX, WarcWriter, complete_records, repair, repair_open_files
 from pycrawler.errors import DiskFull
-from pycrawler.fetch.client import FetchResult
+from pycrawler.fetch.result import FetchResult
 
 
 def fake_fetch(n: int) -> FetchResult:

@@ -32,7 +32,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..fetch.client import FetchResult
+from ..fetch.result import FetchResult
 from .digest import payload_digest
 from .durable import sync_file
 

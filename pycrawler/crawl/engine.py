@@ -85,7 +85,7 @@ from .. import failpoints, jvm
 from ..atomic_write import write_atomically
 from ..cluster.protocol import Link, LinkExchange
 from ..errors import BadInput, PycrawlerError
-from ..fetch import ALLOWED, FetchConfig, Fetcher, RobotsCache
+from ..fetch import ALLOWED, RobotsCache
 from ..fetch import status as fetch_status
 from ..fetch.robots import host_key
 from ..frontier.politeness import Outcome
@@ -99,7 +99,8 @@ from ..store import Environment, je_choice
 from .cluster_side import RECEIVE_INTERVAL, ClusterSide
 from .discovery import LinkScheduler, discovery
 from .diskspace import DiskSpaceMonitor
-from .fetchers import Fetched, FetchEnded, FetcherPool, FetcherSetup, FetchTask, default_fetchers
+from ..fetch.result import FetchConfig, user_agent
+from .fetchers import Fetched, FetchEnded, FetcherPool, FetcherSetup, FetchTask, RobotsFetches, default_fetchers
 from .flush import Committer
 from .forwarded import Forwarded
 from .inflight import Finished, InFlight
@@ -233,6 +234,7 @@ class Crawler:
         config = self.config
         state = Path(config.state)
         require_crawl_folder(state)  # before anything is written into it
+        user_agent(config.contact_url)  # a contact no user agent can carry is refused here, not by each fetcher
         state.mkdir(parents=True, exist_ok=True)
         self._check_settings(state)
         config = self.config  # the kept settings resolved
@@ -244,6 +246,9 @@ class Crawler:
             raise shortage
         if config.stats is not None:  # before JE opens too: a bad path is refused with nothing to undo
             self.stats_log = stack.enter_context(contextlib.closing(StatsLog(config.stats, state)))
+        # The fetchers' interpreters start while the JVM and JE do (a third of a second each).
+        self.fetchers = FetcherPool(config.fetchers or default_fetchers())
+        stack.callback(self.fetchers.abandon)
         je_choice.start_for(state)  # on the JE that reads the state (a new one: the JE of new stores)
         self._signals.claim()
         policy = config.queue_policy
@@ -439,29 +444,29 @@ class Crawler:
                                    connections_per_host=config.concurrency, **config.fetch)
         setup = FetcherSetup(self.link_policy, fetch_config, sitemaps=config.sitemaps, warc=config.warc,
                              fsync=config.fsync, trace=config.trace is not None)
-        self.fetchers = FetcherPool(setup, config.fetchers or default_fetchers())
+        self.fetchers.serve(setup)
         self.progress = Progress(enabled=config.progress)
         try:
             if self.console is not None:
                 await self.console.start(self)
             await self.fetchers.warm_up()
-            async with Fetcher(fetch_config) as robots_fetcher:  # robots.txt's own: each host's is fetched once
-                politeness = config.politeness  # robots.txt is retried as its URLs are: they wait in step
-                self.robots = RobotsCache(robots_fetcher, store=self.robots_db, reading=config.robots,
-                                          retry_delay=politeness.retry_delay,
-                                          max_retry_delay=politeness.max_retry_delay,
-                                          max_failures=politeness.max_retries + 1)
-                seeds = [Link(seed, 0, "", None) for seed in config.seeds + self.added_seeds]
-                if self.cluster is not None:
-                    seeds = self.cluster.start(seeds)
-                self.schedule(seeds)
-                flusher = asyncio.create_task(self._flusher())
-                try:
-                    await self._dispatch()
-                    await self._drain()
-                finally:
-                    flusher.cancel()
-                    self._flush()
+            politeness = config.politeness  # robots.txt is retried as its URLs are: they wait in step
+            # robots.txt is fetched by the fetchers too (each host's once), its result sent back whole.
+            self.robots = RobotsCache(RobotsFetches(self.fetchers), store=self.robots_db, reading=config.robots,
+                                      retry_delay=politeness.retry_delay,
+                                      max_retry_delay=politeness.max_retry_delay,
+                                      max_failures=politeness.max_retries + 1)
+            seeds = [Link(seed, 0, "", None) for seed in config.seeds + self.added_seeds]
+            if self.cluster is not None:
+                seeds = self.cluster.start(seeds)
+            self.schedule(seeds)
+            flusher = asyncio.create_task(self._flusher())
+            try:
+                await self._dispatch()
+                await self._drain()
+            finally:
+                flusher.cancel()
+                self._flush()
         finally:
             self._signals.closing()
             if self.console is not None:

@@ -15,6 +15,11 @@ state, on its own event loop and its own core:
    the disk) before the fetch is reported: a completion the crawling process commits has its
    records in a WARC file, whatever is killed after.
 
+The crawling process has no HTTP client of its own: robots.txt is fetched by a fetcher too
+(:class:`RobotsFetches`), its result sent back whole, so aiohttp is loaded only where it fetches.
+The fetchers start before the crawl opens its state (:class:`FetcherPool`), their interpreters'
+start-up beside the JVM's and JE's, and get their :class:`FetcherSetup` once the crawl runs.
+
 What crosses back is small (:class:`Fetched`: the status, the record's fields, the links to
 schedule, the line); the body crosses only when a replay (read back from a WARC file) is
 parsed. Each fetcher holds a share of the ``--concurrency`` URLs in process: a URL goes to
@@ -39,6 +44,7 @@ import asyncio
 import contextlib
 import dataclasses
 import multiprocessing
+import multiprocessing.connection
 import os
 import pickle
 import signal
@@ -48,8 +54,7 @@ from pathlib import Path
 
 from .. import failpoints
 from ..errors import PycrawlerError
-from ..fetch import FetchConfig, Fetcher
-from ..fetch.client import FetchResult
+from ..fetch.result import FetchConfig, FetchResult
 from ..parse.html import HTML_TYPES, looks_like_html, mime_type
 from ..parse.links import Hop, Outlink, sitemap_hops
 from ..parse.sitemap import place_of
@@ -93,6 +98,15 @@ class FetcherSetup:
     warc: Path | None               # the WARC folder, or None
     fsync: bool                     # WARC records reach the disk before a fetch is reported
     trace: bool                     # send every outlink back (the crawling process writes the trace)
+
+
+@dataclasses.dataclass(slots=True)
+class WholeFetch:
+    """One GET whose :class:`FetchResult` comes back as it is, with no page work (robots.txt)."""
+
+    ident: int
+    url: str
+    max_body: int | None
 
 
 @dataclasses.dataclass(slots=True)
@@ -152,27 +166,48 @@ class Fetched:
 
 
 class FetcherPool:
-    """``count`` fetcher processes under one :class:`FetcherSetup`, driven from the crawl's loop:
-    ``await pool.fetch(task)``. Started all at once in the loop's thread, which they must not
-    outlive (:mod:`pycrawler.worker_processes`)."""
+    """``count`` fetcher processes, driven from the crawl's loop: ``await pool.fetch(task, ended)``.
 
-    def __init__(self, setup: FetcherSetup, count: int):
+    They are started before the crawl opens its state (:meth:`__init__`), so that their
+    interpreters start while the JVM and JE do, and given their :class:`FetcherSetup` once the
+    crawl runs (:meth:`serve`), when its scope is known. Started all at once in the thread that
+    runs the crawl, which they must not outlive (:mod:`pycrawler.worker_processes`)."""
+
+    def __init__(self, count: int):
         context = multiprocessing.get_context("spawn")  # the crawling process runs a JVM: never fork
-        loop = asyncio.get_running_loop()
         self._fetchers: list[_Fetcher] = []
         # One large page parsed at a time across the fetchers; held here while they unpickle it.
         self._large_page_lock = large_page_lock = context.Lock()
+        self._started: list[tuple[multiprocessing.Process, multiprocessing.connection.Connection]] = []
         for _ in range(count):
             ours, theirs = context.Pipe()
             process = context.Process(target=start_tied, name="pycrawler-fetcher", daemon=True,
-                                      args=(ParentTie("spawn"), _serve, theirs, setup, large_page_lock))
+                                      args=(ParentTie("spawn"), _serve, theirs, os.getpid(), large_page_lock))
             process.start()
             theirs.close()
-            self._fetchers.append(_Fetcher(process, ours, loop))
+            self._started.append((process, ours))
+
+    def serve(self, setup: FetcherSetup) -> None:
+        """Give every fetcher ``setup`` and drive it from the running loop from now on."""
+        loop = asyncio.get_running_loop()
+        for process, connection in self._started:
+            with contextlib.suppress(OSError):  # one that died already is reported by its pipe's end
+                connection.send(setup)
+            self._fetchers.append(_Fetcher(process, connection, loop))
+        self._started = []
+
+    def abandon(self) -> None:
+        """Kill the fetchers never served (the crawl failed to open its state): they hold no
+        file yet, and one still importing would keep the crawl's refusal waiting."""
+        for process, connection in self._started:
+            process.kill()
+            process.join()
+            connection.close()
+        self._started = []
 
     @property
     def count(self) -> int:
-        return len(self._fetchers)
+        return len(self._fetchers) + len(self._started)
 
     async def warm_up(self) -> None:
         """Wait until every fetcher has started, so the first URLs do not wait for interpreters."""
@@ -187,6 +222,11 @@ class FetcherPool:
         :class:`Fetched` itself when both come at once: a replay, a failed page)."""
         fetcher = min(self._fetchers, key=_Fetcher.load)
         return await fetcher.run(task, ended)
+
+    async def fetch_whole(self, url: str, max_body: int | None = None) -> FetchResult:
+        """GET ``url`` in the fetcher with the fewest URLs in process; its result, whole."""
+        fetcher = min(self._fetchers, key=_Fetcher.load)
+        return await fetcher.fetch_whole(WholeFetch(0, url, max_body))
 
     def use_policy(self, policy: LinkPolicy) -> None:
         """Pages fetched from now on keep their links under ``policy`` (the crawl's scope grew)."""
@@ -262,20 +302,31 @@ class _Fetcher:
         self.pipe.put(message)
 
     async def run(self, task: FetchTask, ended: Callable[[FetchEnded | Fetched], None]) -> Fetched:
-        self._next += 1
-        task.ident = self._next
-        fetch_ended, answer = self.loop.create_future(), self.loop.create_future()
-        self.waiting[task.ident] = (fetch_ended, answer)
-        try:
-            self.send(task)
+        with self._sent(task) as (fetch_ended, answer):
             ended(await fetch_ended)  # in the caller's task: what it raises is the URL's
             return await answer
+
+    async def fetch_whole(self, order: WholeFetch) -> FetchResult:
+        with self._sent(order) as (fetch_ended, _):
+            return await fetch_ended  # its result is its end
+
+    @contextlib.contextmanager
+    def _sent(self, order: FetchTask | WholeFetch):
+        """Send ``order`` and wait, in the block, on its futures (the fetch's end, its answer);
+        a cancel reaches the fetcher."""
+        self._next += 1
+        order.ident = self._next
+        futures = self.loop.create_future(), self.loop.create_future()
+        self.waiting[order.ident] = futures
+        try:
+            self.send(order)
+            yield futures
         except asyncio.CancelledError:
             if not self.closed.done():
-                self.pipe.put((CANCEL, task.ident))
+                self.pipe.put((CANCEL, order.ident))
             raise
         finally:
-            self.waiting.pop(task.ident, None)
+            self.waiting.pop(order.ident, None)
 
     def _answers(self, batch: list) -> None:
         for ident, fetched in batch:  # a fetch's answer, or READY or CLOSE
@@ -334,18 +385,25 @@ def _fail(futures: tuple[asyncio.Future, asyncio.Future], exc: BaseException) ->
 
 # -- in the fetcher process ----------------------------------------------------------------------
 
-def _serve(connection, setup: FetcherSetup, large_page_lock) -> None:
-    """A fetcher process's life: fetch what arrives until told to close."""
+def _serve(connection, crawl: int, large_page_lock) -> None:
+    """A fetcher process's life: wait for its setup, then fetch what arrives until told to close.
+    ``crawl``: the crawling process's id."""
     for signum in (signal.SIGINT, signal.SIGTERM):  # the crawling process decides when its fetchers end
         signal.signal(signum, signal.SIG_IGN)
-    failpoints.kill_with(os.getppid())
+    failpoints.kill_with(crawl)
+    from ..fetch.client import Fetcher  # here, not at the top: the crawling process never loads the client
+
+    try:
+        setup = connection.recv()
+    except EOFError:  # the crawl ended before it ran (its state refused): nothing to do
+        return
     pages.start_worker(setup.policy, large_page_lock)
-    asyncio.run(_FetcherProcess(connection, setup).run())
+    asyncio.run(_FetcherProcess(connection, setup, Fetcher).run())
 
 
 class _FetcherProcess:
-    def __init__(self, connection, setup: FetcherSetup):
-        self.connection, self.setup = connection, setup
+    def __init__(self, connection, setup: FetcherSetup, client: type):
+        self.connection, self.setup, self.client = connection, setup, client
         self.tasks: dict[int, asyncio.Task] = {}
         self.warc = WarcWriter(setup.warc, fsync=setup.fsync) if setup.warc is not None else None
         self.error: tuple[str, str, bool] | None = None  # the WARC write that failed: every later fetch says so
@@ -353,7 +411,7 @@ class _FetcherProcess:
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
         self.done = loop.create_future()
-        async with Fetcher(self.setup.fetch_config) as fetcher:
+        async with self.client(self.setup.fetch_config) as fetcher:
             self.fetcher = fetcher
             self.pipe = _Pipe(self.connection, loop, self._orders, _crawl_gone)
             self.pipe.put((READY, None))
@@ -369,8 +427,9 @@ class _FetcherProcess:
 
     def _orders(self, batch: list) -> None:
         for message in batch:
-            if isinstance(message, FetchTask):
-                task = asyncio.create_task(self._fetch(message))
+            if isinstance(message, (FetchTask, WholeFetch)):
+                work = self._fetch(message) if isinstance(message, FetchTask) else self._fetch_whole(message)
+                task = asyncio.create_task(work)
                 self.tasks[message.ident] = task
                 task.add_done_callback(lambda _, ident=message.ident: self.tasks.pop(ident, None))
                 continue
@@ -397,6 +456,9 @@ class _FetcherProcess:
         except Exception as exc:  # a bug on one page: the crawling process records it (-5) and goes on
             answer = exc
         self.pipe.put((task.ident, answer))
+
+    async def _fetch_whole(self, order: WholeFetch) -> None:
+        self.pipe.put((order.ident, await self.fetcher.fetch(order.url, max_body=order.max_body)))
 
     def _work(self, task: FetchTask, result: FetchResult, replayed: bool) -> Fetched:
         """The page's work and outputs; see the module docstring."""
@@ -471,3 +533,15 @@ def sitemap_place(url: str, hop_path: str, via: str | None) -> tuple[tuple[str, 
 MAX_SITEMAP_HOPS = 2
 """Sitemaps in a row: robots.txt (or a seed) names an index, the index names sitemaps, whose
 URLs are pages; an index in an index (which the protocol does not allow) is not read."""
+
+
+class RobotsFetches:
+    """The fetchers as :class:`~pycrawler.fetch.RobotsCache`'s fetcher: robots.txt is fetched in
+    a fetcher process and its result comes back whole, so the crawling process has no HTTP client
+    of its own (aiohttp's import cost it a sixth of a second of CPU and of its start)."""
+
+    def __init__(self, pool: FetcherPool):
+        self.pool = pool
+
+    async def fetch(self, url: str, *, max_body: int | None = None) -> FetchResult:
+        return await self.pool.fetch_whole(url, max_body)

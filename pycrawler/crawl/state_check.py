@@ -44,7 +44,7 @@ from pathlib import Path
 
 from ..atomic_write import PARTIAL_SUFFIX
 from ..errors import BadInput
-from ..fetch.client import DEFAULT_MAX_BODY, FetchResult, decode_payload
+from ..fetch.result import DEFAULT_MAX_BODY, FetchResult, decode_payload
 from ..parse.links import absolute_url
 from ..store import Environment
 from .settings import SETTINGS_FILE

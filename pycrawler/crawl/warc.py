@@ -46,7 +46,7 @@ from warcio.warcwriter import WARCWriter
 
 from .. import __version__, failpoints
 from ..atomic_write import sync_directory
-from ..fetch.client import FetchResult
+from ..fetch.result import FetchResult
 from ..parse.links import Outlink
 from ..progress import meter
 from .digest import payload_digest

@@ -9,7 +9,7 @@ from . import status
 
 # Loaded on first use: the client brings aiohttp, which the commands that never fetch (the store's,
 # the Heritrix and crawler4j readers', and every command under GraalPy, which has no aiohttp) do without.
-_HOMES = {"FetchConfig": "client", "Fetcher": "client", "FetchResult": "client", "user_agent": "client",
+_HOMES = {"FetchConfig": "result", "Fetcher": "client", "FetchResult": "result", "user_agent": "result",
           "ALLOWED": "robots", "RobotsCache": "robots", "RobotsPolicy": "robots", "host_key": "robots"}
 
 __all__ = ["status", *_HOMES]

@@ -15,7 +15,8 @@ so that the machine's drift hits them alike. Each run is split, by the clock and
 
 - **head**: from the process's start to the first request nginx answered (robots.txt);
 - **span**: from the first request to the last;
-- **tail**: from the last request to the process's exit.
+- **tail**: from the last request to the process's exit;
+- **cpu**: the CPU seconds of the crawl's process tree (user and system, its fetchers included).
 
 The output: a line per run, then per size the medians of each variant and their ratios to the
 first variant's, and a last line of ``key=value`` medians.
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -35,7 +37,7 @@ from pathlib import Path
 from vs_crawlers import Nginx, generate, pycrawler_settings
 from pycrawler.local_servers import free_port
 
-COLUMNS = ("wall", "head", "span", "tail")
+COLUMNS = ("wall", "head", "span", "tail", "cpu")
 
 
 def crawl(source: Path, seeds: list[str], state: Path, log: Path) -> dict[str, float]:
@@ -44,8 +46,9 @@ def crawl(source: Path, seeds: list[str], state: Path, log: Path) -> dict[str, f
     env = dict(os.environ, PYTHONPATH=str(source))
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # run from compiled modules, as an installed pycrawler does
     started = time.time()
+    cpu_before = _children_cpu()
     done = subprocess.run([sys.executable, "-m", "pycrawler", "crawl", *seeds, "--state", str(state),
-                           "--no-progress", *pycrawler_settings("best")], env=env, cwd=source,
+                           "--no-progress", *pycrawler_settings("best", None)], env=env, cwd=source,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     ended = time.time()
     if done.returncode != 0:
@@ -54,7 +57,13 @@ def crawl(source: Path, seeds: list[str], state: Path, log: Path) -> dict[str, f
         f.seek(offset)
         stamps = [float(line.split(b" ", 1)[0]) for line in f.read().splitlines()]
     return {"wall": ended - started, "head": stamps[0] - started, "span": stamps[-1] - stamps[0],
-            "tail": ended - stamps[-1], "pages": len(stamps)}
+            "tail": ended - stamps[-1], "cpu": _children_cpu() - cpu_before, "pages": len(stamps)}
+
+
+def _children_cpu() -> float:
+    """User and system seconds of the waited-for children so far: the crawl's whole process tree."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main(argv: list[str] | None = None) -> int:

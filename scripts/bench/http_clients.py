@@ -52,7 +52,8 @@ import time
 import zlib
 from pathlib import Path
 
-from pycrawler.fetch.client import FetchConfig, Fetcher, user_agent
+from pycrawler.fetch.client import Fetcher
+from pycrawler.fetch.result import FetchConfig, user_agent
 from pycrawler.local_servers import LOOPBACK, free_port, terminate
 from pycrawler.static_site.server import find_nginx, worker_user
 
@@ -356,7 +357,7 @@ async def run_pycurl_fetcher(base, requests, in_flight, size):
     :func:`decode_payload`. Not a fetcher (no failure handling): what the wrapper's work adds."""
     import pycurl
 
-    from pycrawler.fetch.client import DEFAULT_MAX_BODY, FetchResult, decode_payload
+    from pycrawler.fetch.result import DEFAULT_MAX_BODY, FetchResult, decode_payload
 
     config = FetchConfig(contact_url="https://example.org/bot")
     host_port = base.removeprefix("http://")

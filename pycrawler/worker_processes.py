@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ctypes
 import multiprocessing.connection
+import multiprocessing.forkserver
 import os
 import signal
 import threading
@@ -108,3 +109,49 @@ class TiedProcessPool(ProcessPoolExecutor):
     def wait_started(self) -> None:
         for started in self._starting:
             started.result()
+
+
+FORK_SERVER_STARTER = "PYCRAWLER_FORK_SERVER_STARTER"
+"""The environment variable in which a process names itself to the fork server it starts."""
+
+
+def preload_tied_fork_server(context, modules: list[str]) -> None:
+    """Have ``context``'s fork server, which the next process started from it starts, import
+    ``modules`` before it forks any, and end with this process from its first import on.
+
+    The server imports its preload list before it reads the pipe whose end tells it that its
+    starter is gone, so a starter killed -9 meanwhile (the imports take a third of a second on
+    a quiet machine, seconds on a busy one) would leave it running that long, holding the
+    starter's stdout and stderr. So the list begins with :mod:`pycrawler.crawl.fork_server_tie`,
+    which ties the server to this process (:func:`tie_fork_server`), named in the environment
+    the server inherits."""
+    os.environ[FORK_SERVER_STARTER] = str(os.getpid())
+    context.set_forkserver_preload(["pycrawler.crawl.fork_server_tie", *modules])
+
+
+def tie_fork_server() -> None:
+    """In a fork server started by :func:`preload_tied_fork_server`: be killed with the starter
+    (or end now if it has ended), and leave SIGINT and SIGTERM to it, as the workers do: a stop
+    sent to the whole process group (a terminal's Ctrl-C, a service manager's stop) is the
+    starter's to carry out, and the server's death would kill every worker it forked."""
+    starter = os.environ.pop(FORK_SERVER_STARTER, None)
+    if starter is None:
+        return
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
+    tie_to_parent(int(starter))
+
+
+def stop_fork_server() -> None:
+    """End ``multiprocessing``'s fork server of this process, if it runs, and reap it.
+
+    Left alone, it ends only once this process has (it then reads the end of its pipe), so it
+    outlives the work it served, and the CPU of the workers it forked and reaped is counted to
+    no one who waits for this process. A server started afresh for the next work also takes
+    that work's environment and working folder. ``multiprocessing`` has no public call for it;
+    its own tests use this one (Python 3.8 to 3.14), and without it the server still ends with
+    this process."""
+    server = getattr(multiprocessing.forkserver, "_forkserver", None)
+    stop = getattr(server, "_stop", None)
+    if stop is not None:
+        stop()

@@ -69,8 +69,9 @@ def test_an_answer_that_does_not_pickle_crosses_as_an_error_and_the_others_as_th
 
 
 def fetcher_pids(crawl: psutil.Process) -> list[int]:
-    return [child.pid for child in crawl.children() if "spawn_main" in " ".join(child.cmdline())
-            and "resource_tracker" not in " ".join(child.cmdline())]
+    """The crawl's fetchers: what its fork server forked."""
+    servers = [child for child in crawl.children() if "forkserver" in " ".join(child.cmdline())]
+    return [fetcher.pid for server in servers for fetcher in server.children()]
 
 
 def test_every_fetcher_fetches_and_the_crawl_log_holds_each_fetch_once(tmp_path):

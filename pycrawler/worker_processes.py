@@ -115,9 +115,14 @@ FORK_SERVER_STARTER = "PYCRAWLER_FORK_SERVER_STARTER"
 """The environment variable in which a process names itself to the fork server it starts."""
 
 
-def preload_tied_fork_server(context, modules: list[str]) -> None:
-    """Have ``context``'s fork server, which the next process started from it starts, import
-    ``modules`` before it forks any, and end with this process from its first import on.
+_fork_server_users = 0
+_fork_server_lock = threading.Lock()
+
+
+def use_tied_fork_server(context, modules: list[str]) -> None:
+    """Use ``context``'s fork server until :func:`release_fork_server`. The first user has the
+    server, which the next process started from it starts, import ``modules`` before it forks
+    any, and end with this process from its first import on; the last one's release ends it.
 
     The server imports its preload list before it reads the pipe whose end tells it that its
     starter is gone, so a starter killed -9 meanwhile (the imports take a third of a second on
@@ -125,12 +130,26 @@ def preload_tied_fork_server(context, modules: list[str]) -> None:
     starter's stdout and stderr. So the list begins with :mod:`pycrawler.crawl.fork_server_tie`,
     which ties the server to this process (:func:`tie_fork_server`), named in the environment
     the server inherits."""
-    os.environ[FORK_SERVER_STARTER] = str(os.getpid())
-    context.set_forkserver_preload(["pycrawler.crawl.fork_server_tie", *modules])
+    global _fork_server_users
+    with _fork_server_lock:
+        if not _fork_server_users:
+            os.environ[FORK_SERVER_STARTER] = str(os.getpid())
+            context.set_forkserver_preload(["pycrawler.crawl.fork_server_tie", *modules])
+        _fork_server_users += 1
+
+
+def release_fork_server() -> None:
+    """One user of :func:`use_tied_fork_server` is done; the last one ends the server
+    (:func:`_stop_fork_server`), which the processes of the others were forked from."""
+    global _fork_server_users
+    with _fork_server_lock:
+        _fork_server_users -= 1
+        if not _fork_server_users:
+            _stop_fork_server()
 
 
 def tie_fork_server() -> None:
-    """In a fork server started by :func:`preload_tied_fork_server`: be killed with the starter
+    """In a fork server started by :func:`use_tied_fork_server`: be killed with the starter
     (or end now if it has ended), and leave SIGINT and SIGTERM to it, as the workers do: a stop
     sent to the whole process group (a terminal's Ctrl-C, a service manager's stop) is the
     starter's to carry out, and the server's death would kill every worker it forked."""
@@ -142,7 +161,7 @@ def tie_fork_server() -> None:
     tie_to_parent(int(starter))
 
 
-def stop_fork_server() -> None:
+def _stop_fork_server() -> None:
     """End ``multiprocessing``'s fork server of this process, if it runs, and reap it.
 
     Left alone, it ends only once this process has (it then reads the end of its pipe), so it

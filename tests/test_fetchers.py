@@ -14,7 +14,7 @@ import time
 import psutil
 from crawl_sites import ROOT, CountingServer, assert_each_page_fetched_once, crawl_command, run_crawl, write_site
 
-from pycrawler.crawl.fetchers import Fetched, FetchEnded, FetcherPool, FetcherSetup, FetchTask, _Pipe
+from pycrawler.crawl.fetchers import Fetched, FetchEnded, FetcherPool, FetcherSetup, FetchTask, RobotsFetches, _Pipe
 from pycrawler.crawl.pages import LinkPolicy
 from pycrawler.crawl.scope import Scope
 from pycrawler.fetch import FetchConfig, Fetcher
@@ -153,3 +153,34 @@ def test_a_fetch_ends_before_its_page_is_worked_on_and_a_replay_ends_with_its_an
     assert events == [("ended", FetchEnded, 200), ("answer", 200, links),
                       ("ended", FetchEnded, 404), ("answer", 404, None),
                       ("ended", Fetched, 200), ("answer", 200, links)]
+
+
+def test_two_crawls_of_one_process_share_the_fork_server_and_the_last_close_ends_it(tmp_path):
+    """Fetchers are forked from one fork server a process: a crawl's close leaves the fetchers
+    of another crawl of the same process fetching, and the last close ends the server (nothing
+    of the crawls outlives them). robots.txt's fetch comes back whole (RobotsFetches)."""
+    write_site(tmp_path / "site", 3)
+    server = CountingServer(tmp_path / "site")
+    config = FetchConfig(contact_url="http://127.0.0.1/contact")
+    with server as base_url:
+        seed = base_url + "index.html"
+        setup = FetcherSetup(LinkPolicy(Scope.of("seed-hosts", [seed])), config, sitemaps=False, warc=None,
+                             fsync=False, trace=False)
+
+        async def run() -> tuple[int, int, list[psutil.Process]]:
+            first, second = FetcherPool(1), FetcherPool(1)
+            for pool in (first, second):
+                pool.serve(setup)
+                await pool.warm_up()
+            servers = [child for child in psutil.Process().children() if "forkserver" in " ".join(child.cmdline())]
+            await first.close()
+            try:
+                robots = await RobotsFetches(second).fetch(base_url + "robots.txt", max_body=1000)
+                fetched = await second.fetch(FetchTask(0, seed, 0, "", None, 1), lambda end: None)
+            finally:
+                await second.close()
+            return robots.status, fetched.status, servers
+
+        robots_status, page_status, servers = asyncio.run(run())
+    assert (robots_status, page_status) == (404, 200)
+    assert len(servers) == 1 and not servers[0].is_running()  # ended and reaped

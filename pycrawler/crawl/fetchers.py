@@ -58,7 +58,7 @@ from ..fetch.result import FetchConfig, FetchResult
 from ..parse.html import HTML_TYPES, looks_like_html, mime_type
 from ..parse.links import Hop, Outlink, sitemap_hops
 from ..parse.sitemap import place_of
-from ..worker_processes import ParentTie, preload_tied_fork_server, start_tied, stop_fork_server
+from ..worker_processes import ParentTie, release_fork_server, start_tied, use_tied_fork_server
 from . import pages
 from .crawllog import fetch_line
 from .durable import write_failure
@@ -177,9 +177,11 @@ class FetcherPool:
         # The crawling process runs a JVM: it never forks. Each fetcher is forked from
         # multiprocessing's fork server, a fresh interpreter that has imported this module and
         # the HTTP client once (a third of a second of CPU that each spawned fetcher paid again);
-        # it is started here, in the crawl's environment and folder, and ended by close().
+        # it is started by the first pool of this process, in its environment and folder, and
+        # ended by the last one's close.
         context = multiprocessing.get_context("forkserver")
-        preload_tied_fork_server(context, [__name__, "pycrawler.fetch.client"])
+        use_tied_fork_server(context, [__name__, "pycrawler.fetch.client"])
+        self._holds_server = True
         self._fetchers: list[_Fetcher] = []
         # One large page parsed at a time across the fetchers; held here while they unpickle it.
         self._large_page_lock = large_page_lock = context.Lock()
@@ -209,7 +211,7 @@ class FetcherPool:
             process.join()
             connection.close()
         self._started = []
-        stop_fork_server()
+        self._let_server_go()
 
     @property
     def count(self) -> int:
@@ -242,7 +244,14 @@ class FetcherPool:
     async def close(self) -> None:
         """Let every fetcher finish its WARC file and end, then their fork server."""
         await asyncio.gather(*(fetcher.close() for fetcher in self._fetchers))
-        stop_fork_server()
+        self._let_server_go()
+
+    def _let_server_go(self) -> None:
+        """Once, when every fetcher has ended: the fork server may end (another crawl of this
+        process may still use it)."""
+        if self._holds_server:
+            self._holds_server = False
+            release_fork_server()
 
 
 class _Pipe:

@@ -68,10 +68,13 @@ def test_an_answer_that_does_not_pickle_crosses_as_an_error_and_the_others_as_th
     assert ident == 2 and isinstance(error, RuntimeError) and "Unpicklable" in str(error)
 
 
+def fork_servers(process: psutil.Process) -> list[psutil.Process]:
+    return [child for child in process.children() if "forkserver" in " ".join(child.cmdline())]
+
+
 def fetcher_pids(crawl: psutil.Process) -> list[int]:
     """The crawl's fetchers: what its fork server forked."""
-    servers = [child for child in crawl.children() if "forkserver" in " ".join(child.cmdline())]
-    return [fetcher.pid for server in servers for fetcher in server.children()]
+    return [fetcher.pid for server in fork_servers(crawl) for fetcher in server.children()]
 
 
 def test_every_fetcher_fetches_and_the_crawl_log_holds_each_fetch_once(tmp_path):
@@ -172,7 +175,7 @@ def test_two_crawls_of_one_process_share_the_fork_server_and_the_last_close_ends
             for pool in (first, second):
                 pool.serve(setup)
                 await pool.warm_up()
-            servers = [child for child in psutil.Process().children() if "forkserver" in " ".join(child.cmdline())]
+            servers = fork_servers(psutil.Process())
             await first.close()
             try:
                 robots = await RobotsFetches(second).fetch(base_url + "robots.txt", max_body=1000)

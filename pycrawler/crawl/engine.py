@@ -85,7 +85,7 @@ from .. import failpoints, jvm
 from ..atomic_write import write_atomically
 from ..cluster.protocol import Link, LinkExchange
 from ..errors import BadInput, PycrawlerError
-from ..fetch import ALLOWED, RobotsCache
+from ..fetch import ALLOWED, FetchConfig, RobotsCache, user_agent
 from ..fetch import status as fetch_status
 from ..fetch.robots import host_key
 from ..frontier.politeness import Outcome
@@ -99,7 +99,6 @@ from ..store import Environment, je_choice
 from .cluster_side import RECEIVE_INTERVAL, ClusterSide
 from .discovery import LinkScheduler, discovery
 from .diskspace import DiskSpaceMonitor
-from ..fetch.result import FetchConfig, user_agent
 from .fetchers import Fetched, FetchEnded, FetcherPool, FetcherSetup, FetchTask, RobotsFetches, default_fetchers
 from .flush import Committer
 from .forwarded import Forwarded

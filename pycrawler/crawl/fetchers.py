@@ -407,27 +407,27 @@ def _serve(connection, crawl: int, large_page_lock) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):  # the crawling process decides when its fetchers end
         signal.signal(signum, signal.SIG_IGN)
     failpoints.kill_with(crawl)
-    from ..fetch.client import Fetcher  # here, not at the top: the crawling process never loads the client
-
     try:
         setup = connection.recv()
     except EOFError:  # the crawl ended before it ran (its state refused): nothing to do
         return
     pages.start_worker(setup.policy, large_page_lock)
-    asyncio.run(_FetcherProcess(connection, setup, Fetcher).run())
+    asyncio.run(_FetcherProcess(connection, setup).run())
 
 
 class _FetcherProcess:
-    def __init__(self, connection, setup: FetcherSetup, client: type):
-        self.connection, self.setup, self.client = connection, setup, client
+    def __init__(self, connection, setup: FetcherSetup):
+        self.connection, self.setup = connection, setup
         self.tasks: dict[int, asyncio.Task] = {}
         self.warc = WarcWriter(setup.warc, fsync=setup.fsync) if setup.warc is not None else None
         self.error: tuple[str, str, bool] | None = None  # the WARC write that failed: every later fetch says so
 
     async def run(self) -> None:
+        from ..fetch.client import Fetcher  # here, not at the top: the crawling process never loads the client
+
         loop = asyncio.get_running_loop()
         self.done = loop.create_future()
-        async with self.client(self.setup.fetch_config) as fetcher:
+        async with Fetcher(self.setup.fetch_config) as fetcher:
             self.fetcher = fetcher
             self.pipe = _Pipe(self.connection, loop, self._orders, _crawl_gone)
             self.pipe.put((READY, None))

@@ -115,7 +115,6 @@ def with_host(url: str, host: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
 
 
-
 def decode_payload(result: FetchResult, max_body: int) -> bytes:
     """The payload with its Content-Encoding undone, at most ``max_body`` bytes.
 

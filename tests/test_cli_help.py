@@ -24,12 +24,20 @@ def option(parser: argparse.ArgumentParser, name: str) -> tuple[object, str]:
 
 
 @pytest.mark.parametrize("name, field", [
-    ("--concurrency", "concurrency"), ("--je-cache-mb", "je_cache_mb"),
-    ("--bloom-capacity", "bloom_capacity"), ("--min-free", "min_free_mb")])
+    ("--concurrency", "concurrency"), ("--bloom-capacity", "bloom_capacity"), ("--min-free", "min_free_mb")])
 def test_a_crawl_option_defaults_to_its_crawl_config_value_and_its_help_says_so(name, field):
     default, help_text = option(command("crawl"), name)
     assert default == DEFAULTS[field]
     assert f"(default {DEFAULTS[field]}" in help_text
+
+
+def test_the_je_cache_a_crawl_falls_back_to_is_its_seen_tables_and_its_help_names_them():
+    from pycrawler.crawl.settings import JE_CACHE_MB
+
+    default, help_text = option(command("crawl"), "--je-cache-mb")
+    assert default is None and DEFAULTS["je_cache_mb"] is None  # not given: the Visited table's
+    assert f"(default: {JE_CACHE_MB['exact']} with --seen exact" in help_text
+    assert f"else {JE_CACHE_MB['bloom']};" in help_text and JE_CACHE_MB["bloom"] == JE_CACHE_MB["drum"]
 
 
 def test_the_depth_limit_a_crawl_falls_back_to_is_the_one_its_help_names():

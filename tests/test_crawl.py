@@ -163,19 +163,25 @@ def test_sigint_stops_gracefully_and_the_same_command_resumes(site, tmp_path):
     assert len(fetched_records(state)) == len(reachable) + 1
 
 
-def test_je_cache_mb_sizes_the_states_je_cache(site, tmp_path):
+def test_je_cache_mb_sizes_the_states_je_cache_and_its_default_follows_the_seen_table(site, tmp_path):
     import json
 
     root, reachable = site
+    runs = {"exact": ("exact", ()), "bloom": ("bloom", ("--seen", "bloom")),
+            "bloom resumed": ("bloom", ("--max-pages", "30")),  # the state's table, not the default's
+            "exact, 96": ("exact-96", ("--je-cache-mb", "96")),
+            "drum, 96": ("drum-96", ("--seen", "drum", "--je-cache-mb", "96"))}
     sizes = {}
     with CountingServer(root) as base:
-        for cache_mb in (None, 96):
-            stats = tmp_path / f"stats-{cache_mb}.jsonl"
-            done = run_crawl(base + "index.html", tmp_path / f"state-{cache_mb}", *FAST, "--max-pages", "20",
-                             "--stats", str(stats), *(("--je-cache-mb", str(cache_mb)) if cache_mb else ()))
+        for name, (state, options) in runs.items():
+            stats = tmp_path / f"stats-{name}.jsonl"
+            done = run_crawl(base + "index.html", tmp_path / state, *FAST, "--max-pages", "20",
+                             "--stats", str(stats), *options)
             assert done.returncode == 0, done.stderr
-            sizes[cache_mb] = {json.loads(line)["je_cache_max_bytes"] for line in stats.read_text().splitlines()}
-    assert sizes == {None: {64 << 20}, 96: {96 << 20}}
+            sizes[name] = {json.loads(line)["je_cache_max_bytes"] for line in stats.read_text().splitlines()}
+    # exact keeps a B-tree entry a URL in JE; bloom and drum keep their keys outside it.
+    assert sizes == {"exact": {256 << 20}, "bloom": {64 << 20}, "bloom resumed": {64 << 20},
+                     "exact, 96": {96 << 20}, "drum, 96": {96 << 20}}
 
 
 def test_a_bloom_filter_is_made_for_bloom_capacity_urls_and_keeps_its_size_on_resume(site, tmp_path):

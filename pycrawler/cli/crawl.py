@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..crawl.settings import CrawlConfig, parse_delay, state_defaults
+from ..crawl.settings import JE_CACHE_MB, CrawlConfig, parse_delay, state_defaults
 from ..crawl.scope import SCOPES, check_seeds, server
 from ..crawl.stop_signals import StopSignals
 from ..errors import BadInput, PycrawlerError
@@ -89,10 +89,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="URLs the Bloom filter of --seen bloom is sized for, at a 0.1%% false-positive rate "
                         "(default %(default)s); past N its rate climbs and new URLs are taken for seen. Used when "
                         "the filter is made: a state's filter keeps its size")
-    p.add_argument("--je-cache-mb", type=_positive, default=CrawlConfig.je_cache_mb, metavar="MB",
-                   help="JE's cache for the state, in MiB (default %(default)s; the JVM's heap is twice it). The "
-                        "exact seen table's keys share it with the frontier: past about a million URLs a larger "
-                        "one keeps their reads in memory")
+    p.add_argument("--je-cache-mb", type=_positive, metavar="MB",
+                   help=f"JE's cache for the state, in MiB (default: {JE_CACHE_MB['exact']} with --seen exact, whose "
+                        f"keys share it with the frontier, else {JE_CACHE_MB['drum']}; the JVM's heap is twice it). "
+                        "JE fills it only as the state grows")
     p.add_argument("--url-cache", metavar="POLICY:SIZE",
                    help="a URL cache in front of the seen table: clock (the default policy), lru or random, "
                         "with SIZE entries (e.g. clock:50000, 2^16, lru:64k); a hit answers 'seen' without the table")
@@ -184,7 +184,10 @@ def check_state_folder(state: Path) -> None:
 def run_crawl(args: argparse.Namespace) -> int:
     check_seeds(args.seeds)  # before the --contact rule, and before the state folder is touched
     check_state_folder(args.state)
-    for name, value in crawl_jvm(args.je_cache_mb).items():
+    # The state's Visited table, which sets the cache's default, is known once the crawl reads crawl.json.
+    jvm_settings = (crawl_jvm(args.je_cache_mb) if args.je_cache_mb
+                    else crawl_jvm(min(JE_CACHE_MB.values()), up_to_mb=max(JE_CACHE_MB.values())))
+    for name, value in jvm_settings.items():
         os.environ.setdefault(name, value)
     config = config_from(args)
     keep_error_files_in(args.state)

@@ -108,7 +108,7 @@ from .outputs import CrawlOutputs
 from .pages import LinkPolicy
 from .progress import Progress
 from .scope import Scope, check_seeds, server
-from .settings import KEPT_SETTINGS, SETTING_DEFAULTS, SETTINGS_FILE, CrawlConfig, CrawlSummary
+from .settings import JE_CACHE_MB, KEPT_SETTINGS, SETTING_DEFAULTS, SETTINGS_FILE, CrawlConfig, CrawlSummary
 from .state_check import LogMark, check_state, require_crawl_folder
 from .stats_log import StatsLog
 from .stop_signals import CLOSING, Interrupted, StopSignals
@@ -255,7 +255,8 @@ class Crawler:
             policy = f"bkdr:{4 * config.concurrency}"
         # JE 7's own free-space floor sits below the crawl's, so the crawl's stop comes first.
         je_config = JE_CONFIG | {"je.freeDisk": str(config.min_free_mb << 19)} if jvm.je_major() >= 7 else JE_CONFIG
-        self.env = Environment(state, create=True, durability="write_no_sync", cache_size=config.je_cache_mb << 20,
+        cache_mb = config.je_cache_mb or JE_CACHE_MB[config.seen]
+        self.env = Environment(state, create=True, durability="write_no_sync", cache_size=cache_mb << 20,
                                config=je_config)
         try:
             self.visited = open_visited(config.seen, self.env, state, bloom_capacity=config.bloom_capacity)

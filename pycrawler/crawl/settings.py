@@ -21,6 +21,12 @@ KEPT_SETTINGS = ("seen", "queue_policy", "canon", "seen_key")
 """Settings a state folder is bound to: a resume with other values would misread its stores."""
 SETTING_DEFAULTS = {"seen": "exact", "queue_policy": "host", "seen_key": "md5"}
 """Values of unset kept settings in a new state folder (``canon``: the seen-key scheme's)."""
+JE_CACHE_MB = {"exact": 256, "bloom": 64, "drum": 64}
+"""JE's cache for a crawl's state, by its Visited table, unless ``--je-cache-mb`` says otherwise.
+``exact`` keeps a B-tree entry a URL in JE: on the 1M-page synthetic web its nodes outgrew
+64 MB past ~450k pages and every check of a new URL went to the log (docs/benchmarks.md);
+``bloom`` and ``drum`` keep their keys outside JE. JE fills its cache only as the state grows,
+so a small crawl pays nothing for a large one."""
 DEFAULTS_FILE = "crawl-defaults.json"
 """Defaults an import records for the crawl that continues the other crawler's (``max_depth``:
 a number, or null for no limit; ``delay``: a ``--delay`` SPEC), in place of ``pycrawler crawl``'s
@@ -95,7 +101,7 @@ class CrawlConfig:
     contact_url: str = "http://localhost/"
     embeds: bool = True
     fetchers: int | None = None           # fetcher processes (None: one a core)
-    je_cache_mb: int = 64
+    je_cache_mb: int | None = None        # MiB of JE cache (None: the Visited table's, JE_CACHE_MB)
     flush_interval: float = 0.02
     flush_pages: int = 256
     grace: float = 5.0

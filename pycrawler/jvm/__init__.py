@@ -147,10 +147,16 @@ def py4j_jar() -> list[Path]:
     return [Path(jar)] if jar else []
 
 
-def crawl_jvm(je_cache_mb: int = 64) -> dict[str, str]:
-    """:data:`CRAWL_JVM` for a JE cache of ``je_cache_mb`` MiB (a heap of twice the cache)."""
-    return {"PYCRAWLER_HEAP": f"{2 * je_cache_mb}m",
-            "PYCRAWLER_JVM_OPTS": "-XX:+UseSerialGC -Xmn16m -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=24m"}
+def crawl_jvm(je_cache_mb: int = 64, *, up_to_mb: int | None = None) -> dict[str, str]:
+    """:data:`CRAWL_JVM` for a JE cache of ``je_cache_mb`` MiB: a heap of twice the cache. With
+    ``up_to_mb``, for a cache chosen only once the state is open (of ``je_cache_mb`` to
+    ``up_to_mb`` MiB): a heap that starts at twice the smallest and may grow to twice the largest,
+    so that a crawl whose cache stays small keeps a small heap (the serial collector grows its
+    old generation only when what it holds outgrows it)."""
+    options = "-XX:+UseSerialGC -Xmn16m -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=24m"
+    if up_to_mb is None:
+        return {"PYCRAWLER_HEAP": f"{2 * je_cache_mb}m", "PYCRAWLER_JVM_OPTS": options}
+    return {"PYCRAWLER_HEAP": f"{2 * up_to_mb}m", "PYCRAWLER_JVM_OPTS": f"-Xms{2 * je_cache_mb}m {options}"}
 
 
 CRAWL_JVM = crawl_jvm()

@@ -59,7 +59,6 @@ import numpy as np
 from crawl_threads import LineCounter, rss_mb
 
 from pycrawler.errors import BadInput
-from pycrawler.jvm import crawl_jvm
 from pycrawler.keys.canon import canonicalize
 from pycrawler.testing.synthetic_server import SyntheticServer
 from pycrawler.testing.synthetic_web import MISSING, PAGE, REDIRECT, SyntheticWeb, Truth
@@ -198,10 +197,11 @@ class ScaleRun:
         command = [sys.executable, "-m", "pycrawler", "crawl", *self.server.seeds, "--state", str(self.state),
                    "--seen", a.seen, "--concurrency", str(a.concurrency), "--delay", "0", "--queue-policy", "bkdr",
                    "--max-depth", "1000", "--no-progress", "--stats", str(self.state.with_suffix(".stats.jsonl"))]
-        return command + ["--je-cache-mb", str(a.je_cache_mb)] + (["--url-cache", a.url_cache] if a.url_cache else [])
+        return (command + (["--je-cache-mb", str(a.je_cache_mb)] if a.je_cache_mb else [])
+                + (["--url-cache", a.url_cache] if a.url_cache else []))
 
     def start(self) -> subprocess.Popen:
-        env = dict(os.environ, PYTHONPATH=str(ROOT), **crawl_jvm(self.args.je_cache_mb))
+        env = dict(os.environ, PYTHONPATH=str(ROOT))  # the JVM's heap: the crawl's, for its JE cache
         out = open(self.state.with_suffix(".out"), "ab")
         with out:
             return subprocess.Popen(self.command(), env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
@@ -420,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=24)
     parser.add_argument("--seen", choices=("drum", "exact", "bloom"), default="drum")
     parser.add_argument("--url-cache", metavar="POLICY:SIZE", help="the crawl's --url-cache")
-    parser.add_argument("--je-cache-mb", type=int, default=64, metavar="MB", help="the crawl's --je-cache-mb")
+    parser.add_argument("--je-cache-mb", type=int, metavar="MB", help="the crawl's --je-cache-mb (default: the crawl's)")
     parser.add_argument("--kill-at", type=int, metavar="K", help="kill -9 the crawl at K pages, then restart it")
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--window", type=int, help="pages per reported window (default pages/20, at least 500)")
@@ -493,7 +493,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"synthetic web of {args.pages:,} pages, --seen {args.seen}: pages/s per {args.interval:g} s")
     if args.plot:
         plot(rows, args.plot, f"synthetic web of {args.pages:,} pages on {args.hosts} hosts, --seen {args.seen}"
-             + (f", --je-cache-mb {args.je_cache_mb}" if args.je_cache_mb != 64 else ""),
+             + (f", --je-cache-mb {args.je_cache_mb}" if args.je_cache_mb else ""),
              run.kill.get("kill_pages"))
     print(" ".join(f"{k}={v}" for k, v in figures.items()))
     return 0

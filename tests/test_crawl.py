@@ -184,6 +184,22 @@ def test_je_cache_mb_sizes_the_states_je_cache_and_its_default_follows_the_seen_
                      "exact, 96": {96 << 20}, "drum, 96": {96 << 20}}
 
 
+def test_a_heap_of_the_users_own_bounds_the_default_je_cache_to_jes_share_of_it(site, tmp_path):
+    import json
+    import os
+
+    root, reachable = site
+    stats = tmp_path / "stats.jsonl"
+    with CountingServer(root) as base:
+        done = subprocess.run(crawl_command(base + "index.html", tmp_path / "state", *FAST, "--stats", str(stats)),
+                              cwd=ROOT, capture_output=True, text=True, timeout=60,
+                              env=dict(os.environ, PYCRAWLER_HEAP="128m"))
+    # JE refuses a cache larger than the heap: exact's 256 MB would not open in 128.
+    assert done.returncode == 0, done.stderr
+    sizes = {json.loads(line)["je_cache_max_bytes"] for line in stats.read_text().splitlines()}
+    assert len(sizes) == 1 and 64 << 20 <= sizes.pop() <= (128 << 20) * 60 // 100
+
+
 def test_a_bloom_filter_is_made_for_bloom_capacity_urls_and_keeps_its_size_on_resume(site, tmp_path):
     from pycrawler.seen.bloom import BloomFilter
     from pycrawler.seen.tables import SEEN_TABLE_PATHS

@@ -8,12 +8,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..crawl.settings import JE_CACHE_MB, CrawlConfig, parse_delay, state_defaults
+from ..crawl.settings import JE_CACHE_MB, CrawlConfig, crawl_jvm_settings, parse_delay, state_defaults
 from ..crawl.scope import SCOPES, check_seeds, server
 from ..crawl.stop_signals import StopSignals
 from ..errors import BadInput, PycrawlerError
 from ..fetch.robots import IGNORE, READINGS, RFC9309
-from ..jvm import crawl_jvm, keep_error_files_in
+from ..jvm import keep_error_files_in
 from ..progress import add_option as add_progress_option
 from .cluster import add_worker_options, join
 from .plain import first_line
@@ -184,10 +184,7 @@ def check_state_folder(state: Path) -> None:
 def run_crawl(args: argparse.Namespace) -> int:
     check_seeds(args.seeds)  # before the --contact rule, and before the state folder is touched
     check_state_folder(args.state)
-    # The state's Visited table, which sets the cache's default, is known once the crawl reads crawl.json.
-    jvm_settings = (crawl_jvm(args.je_cache_mb) if args.je_cache_mb
-                    else crawl_jvm(min(JE_CACHE_MB.values()), up_to_mb=max(JE_CACHE_MB.values())))
-    for name, value in jvm_settings.items():
+    for name, value in crawl_jvm_settings(args.je_cache_mb).items():
         os.environ.setdefault(name, value)
     config = config_from(args)
     keep_error_files_in(args.state)

@@ -7,8 +7,7 @@ import os
 from pathlib import Path
 
 from .. import demo
-from ..crawl.settings import CrawlConfig
-from ..jvm import CRAWL_JVM
+from ..crawl.settings import CrawlConfig, crawl_jvm_settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    for name, value in CRAWL_JVM.items():
+    for name, value in crawl_jvm_settings(None).items():
         os.environ.setdefault(name, value)
     print(f"crawling {args.docs} served on 127.0.0.1 into {args.state} ...", flush=True)
     summary = demo.run(args.docs, args.state, concurrency=args.concurrency, console=args.console,

@@ -255,7 +255,9 @@ class Crawler:
             policy = f"bkdr:{4 * config.concurrency}"
         # JE 7's own free-space floor sits below the crawl's, so the crawl's stop comes first.
         je_config = JE_CONFIG | {"je.freeDisk": str(config.min_free_mb << 19)} if jvm.je_major() >= 7 else JE_CONFIG
-        cache_mb = config.je_cache_mb or JE_CACHE_MB[config.seen]
+        # The Visited table's default, at most JE's own default share of the heap (60%; JE refuses
+        # a cache larger than the heap): a PYCRAWLER_HEAP of the user's own may be smaller.
+        cache_mb = config.je_cache_mb or min(JE_CACHE_MB[config.seen], jvm.max_heap_mb() * 60 // 100)
         self.env = Environment(state, create=True, durability="write_no_sync", cache_size=cache_mb << 20,
                                config=je_config)
         try:

@@ -27,6 +27,19 @@ JE_CACHE_MB = {"exact": 256, "bloom": 64, "drum": 64}
 64 MB past ~450k pages and every check of a new URL went to the log (docs/benchmarks.md);
 ``bloom`` and ``drum`` keep their keys outside JE. JE fills its cache only as the state grows,
 so a small crawl pays nothing for a large one."""
+
+
+def crawl_jvm_settings(je_cache_mb: int | None) -> dict[str, str]:
+    """``PYCRAWLER_HEAP`` and ``PYCRAWLER_JVM_OPTS`` for a crawl whose ``--je-cache-mb`` is
+    ``je_cache_mb``; None: a heap for any of :data:`JE_CACHE_MB`, the one a crawl takes being
+    known only once it has read its state's ``crawl.json``."""
+    from ..jvm import crawl_jvm
+
+    if je_cache_mb:
+        return crawl_jvm(je_cache_mb)
+    return crawl_jvm(min(JE_CACHE_MB.values()), up_to_mb=max(JE_CACHE_MB.values()))
+
+
 DEFAULTS_FILE = "crawl-defaults.json"
 """Defaults an import records for the crawl that continues the other crawler's (``max_depth``:
 a number, or null for no limit; ``delay``: a ``--delay`` SPEC), in place of ``pycrawler crawl``'s

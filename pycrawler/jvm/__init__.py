@@ -160,9 +160,10 @@ def crawl_jvm(je_cache_mb: int = 64, *, up_to_mb: int | None = None) -> dict[str
 
 
 CRAWL_JVM = crawl_jvm()
-"""The JVM of a crawling process (``pycrawler crawl``, the Scrapy scheduler), unless the
-environment says otherwise. JE's cache is 64 MB by default and the
-batches are short-lived, so: a heap of twice the cache; a 16 MB young generation (the JVM
+"""The JVM of the Scrapy scheduler, unless the environment says otherwise, and the options of
+``pycrawler crawl``'s (whose heap follows its JE cache: ``crawl.settings.crawl_jvm_settings``).
+The Scrapy scheduler's JE cache is 64 MB by default and the batches are short-lived, so: a heap
+of twice the cache; a 16 MB young generation (the JVM
 would size it to a third of the heap, and every page of it is touched between two minor
 collections, which the batches' little surviving data keeps cheap); the serial collector (no
 GC threads competing for the cores the crawl needs); only the C1 compiler, with a small code
@@ -256,6 +257,12 @@ def je_version() -> str:
 
 def je_major() -> int:
     return int(je_version().split(".")[0])
+
+
+def max_heap_mb() -> int:
+    """The JVM's heap limit (``-Xmx``), in MiB, starting the JVM if need be."""
+    start()
+    return int(_backend().jclass("java.lang.Runtime").getRuntime().maxMemory()) >> 20
 
 
 def gc_seconds() -> float:

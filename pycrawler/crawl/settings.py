@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import os
 from pathlib import Path
 
 from ..errors import BadInput
@@ -32,11 +33,12 @@ so a small crawl pays nothing for a large one."""
 def crawl_jvm_settings(je_cache_mb: int | None) -> dict[str, str]:
     """``PYCRAWLER_HEAP`` and ``PYCRAWLER_JVM_OPTS`` for a crawl whose ``--je-cache-mb`` is
     ``je_cache_mb``; None: a heap for any of :data:`JE_CACHE_MB`, the one a crawl takes being
-    known only once it has read its state's ``crawl.json``."""
+    known only once it has read its state's ``crawl.json``. Under a ``PYCRAWLER_HEAP`` of the
+    user's own, no initial heap size is set: one above that heap would stop the JVM at its start."""
     from ..jvm import crawl_jvm
 
-    if je_cache_mb:
-        return crawl_jvm(je_cache_mb)
+    if je_cache_mb or os.environ.get("PYCRAWLER_HEAP"):
+        return crawl_jvm(je_cache_mb or min(JE_CACHE_MB.values()))
     return crawl_jvm(min(JE_CACHE_MB.values()), up_to_mb=max(JE_CACHE_MB.values()))
 
 

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..crawl.settings import JE_CACHE_MB, CrawlConfig, crawl_jvm_settings, parse_delay, state_defaults
+from ..crawl.settings import JE_CACHE_MB, CrawlConfig, parse_delay, set_crawl_jvm_defaults, state_defaults
 from ..crawl.scope import SCOPES, check_seeds, server
 from ..crawl.stop_signals import StopSignals
 from ..errors import BadInput, PycrawlerError
@@ -184,8 +184,7 @@ def check_state_folder(state: Path) -> None:
 def run_crawl(args: argparse.Namespace) -> int:
     check_seeds(args.seeds)  # before the --contact rule, and before the state folder is touched
     check_state_folder(args.state)
-    for name, value in crawl_jvm_settings(args.je_cache_mb).items():
-        os.environ.setdefault(name, value)
+    set_crawl_jvm_defaults(args.je_cache_mb)
     config = config_from(args)
     keep_error_files_in(args.state)
     with StopSignals() as signals:  # joining a cluster is start-up too, and the summary's lines close the run

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from .. import demo
-from ..crawl.settings import CrawlConfig, crawl_jvm_settings
+from ..crawl.settings import CrawlConfig, set_crawl_jvm_defaults
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,8 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    for name, value in crawl_jvm_settings(None).items():
-        os.environ.setdefault(name, value)
+    set_crawl_jvm_defaults(None)
     print(f"crawling {args.docs} served on 127.0.0.1 into {args.state} ...", flush=True)
     summary = demo.run(args.docs, args.state, concurrency=args.concurrency, console=args.console,
                        console_public=args.console_public)

@@ -30,16 +30,20 @@ JE_CACHE_MB = {"exact": 256, "bloom": 64, "drum": 64}
 so a small crawl pays nothing for a large one."""
 
 
-def crawl_jvm_settings(je_cache_mb: int | None) -> dict[str, str]:
-    """``PYCRAWLER_HEAP`` and ``PYCRAWLER_JVM_OPTS`` for a crawl whose ``--je-cache-mb`` is
-    ``je_cache_mb``; None: a heap for any of :data:`JE_CACHE_MB`, the one a crawl takes being
-    known only once it has read its state's ``crawl.json``. Under a ``PYCRAWLER_HEAP`` of the
-    user's own, no initial heap size is set: one above that heap would stop the JVM at its start."""
+def set_crawl_jvm_defaults(je_cache_mb: int | None) -> None:
+    """Set ``PYCRAWLER_HEAP`` and ``PYCRAWLER_JVM_OPTS``, each unless the environment has it, for
+    a crawl whose ``--je-cache-mb`` is ``je_cache_mb``; None: a heap for any of
+    :data:`JE_CACHE_MB`, the one a crawl takes being known only once it has read its state's
+    ``crawl.json``. Under a ``PYCRAWLER_HEAP`` of the user's own, no initial heap size is set:
+    one above that heap would stop the JVM at its start."""
     from ..jvm import crawl_jvm
 
     if je_cache_mb or os.environ.get("PYCRAWLER_HEAP"):
-        return crawl_jvm(je_cache_mb or min(JE_CACHE_MB.values()))
-    return crawl_jvm(min(JE_CACHE_MB.values()), up_to_mb=max(JE_CACHE_MB.values()))
+        settings = crawl_jvm(je_cache_mb or min(JE_CACHE_MB.values()))
+    else:
+        settings = crawl_jvm(min(JE_CACHE_MB.values()), up_to_mb=max(JE_CACHE_MB.values()))
+    for name, value in settings.items():
+        os.environ.setdefault(name, value)
 
 
 DEFAULTS_FILE = "crawl-defaults.json"

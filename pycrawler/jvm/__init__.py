@@ -161,7 +161,7 @@ def crawl_jvm(je_cache_mb: int = 64, *, up_to_mb: int | None = None) -> dict[str
 
 CRAWL_JVM = crawl_jvm()
 """The JVM of the Scrapy scheduler, unless the environment says otherwise, and the options of
-``pycrawler crawl``'s (whose heap follows its JE cache: ``crawl.settings.crawl_jvm_settings``).
+``pycrawler crawl``'s (whose heap follows its JE cache: ``crawl.settings.set_crawl_jvm_defaults``).
 The Scrapy scheduler's JE cache is 64 MB by default and the batches are short-lived, so: a heap
 of twice the cache; a 16 MB young generation (the JVM
 would size it to a third of the heap, and every page of it is touched between two minor

@@ -9,13 +9,13 @@ from pycrawler.records.crawl_url import CrawlUrl, decode
 
 
 def test_a_url_holds_its_slot_until_its_flush_and_max_pages_counts_the_done_and_the_started():
-    in_flight = InFlight(concurrency=3, max_pages=10, flush_pages=2)
-    assert in_flight.idle and in_flight.room(done=0) == 3
+    in_flight = InFlight(concurrency=12, max_pages=30, flush_pages=2)
+    assert in_flight.idle and in_flight.room(done=0) == 12
     for _ in range(3):
         in_flight.start()
-    assert in_flight.room(done=0) == 0
+    assert in_flight.room(done=0) == 9
     in_flight.abandon()  # cancelled: back in the frontier, for the next run
-    assert in_flight.room(done=0) == 1 and in_flight.room(done=8) == 0  # 10 - 8 done - 2 started
+    assert in_flight.room(done=0) == 10 and in_flight.room(done=28) == 0  # 30 - 28 done - 2 started
 
     refused = Finished.failed(CrawlUrl(ori_url="http://a/", layer=1), "L", status.ROBOTS_PRECLUDED)
     assert not in_flight.finish(refused)
@@ -26,12 +26,25 @@ def test_a_url_holds_its_slot_until_its_flush_and_max_pages_counts_the_done_and_
 
     flush = in_flight.take_finished()
     assert flush == [refused, handed, again] and not in_flight.waiting
-    assert in_flight.room(done=0) == 0  # taken for a flush, not committed yet
+    assert in_flight.room(done=0) == 9  # taken for a flush, not committed yet
     in_flight.flushed(flush)
-    assert in_flight.idle and in_flight.room(done=0) == 3
+    assert in_flight.idle and in_flight.room(done=0) == 12
     assert [f.outcome.kind for f in flush] == [FAILURE, SUCCESS, RETRY]
     assert refused.outcome.status_code == status.ROBOTS_PRECLUDED and refused.links == ()
     assert handed.record is None and handed.forwarded and not refused.forwarded
+
+
+def test_a_flush_is_due_once_a_quarter_of_the_slots_wait_for_one_or_flush_pages_if_fewer():
+    def finished_until_due(in_flight: InFlight) -> int:
+        for count in range(1, in_flight.concurrency + 1):
+            in_flight.start()
+            if in_flight.finish(Finished.retry(CrawlUrl(ori_url=f"http://a/{count}", layer=1), "L", status.TIMEOUT)):
+                return count
+        raise AssertionError("no flush was due with every slot waiting")
+
+    assert finished_until_due(InFlight(concurrency=32, max_pages=None, flush_pages=256)) == 8
+    assert finished_until_due(InFlight(concurrency=32, max_pages=None, flush_pages=5)) == 5
+    assert finished_until_due(InFlight(concurrency=2, max_pages=None, flush_pages=256)) == 1  # every page
 
 
 def test_a_fetch_carries_its_links_as_url_and_hop_pairs_and_its_record_encoded():

@@ -122,7 +122,7 @@ class CrawlConfig:
     fetchers: int | None = None           # fetcher processes (None: one a core)
     je_cache_mb: int | None = None        # MiB of JE cache (None: the Visited table's, JE_CACHE_MB)
     flush_interval: float = 0.02
-    flush_pages: int = 256
+    flush_pages: int = 256                # flush sooner once this many (or a quarter of the slots) wait
     grace: float = 5.0
     fetch: dict = dataclasses.field(default_factory=dict)  # FetchConfig overrides (timeouts, caps)
     progress: bool | None = None          # None: when stderr is a terminal

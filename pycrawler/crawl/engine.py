@@ -23,8 +23,9 @@ The flow of a URL:
 4. **the record**: the fetch's fields and the page's, encoded here. A redirect's target is a
    discovered URL with hop ``R`` (same layer; at most :data:`MAX_TRAILING_REDIRECTS` in a row).
 5. **flush**, in batches (every :attr:`CrawlConfig.flush_interval` seconds, or sooner once
-   :attr:`CrawlConfig.flush_pages` pages or a quarter of the slots wait): the pages' new links are scheduled through the
-   frontier (which canonicalises and dedupes them through the Visited table), their records
+   :attr:`CrawlConfig.flush_pages` pages or a quarter of the slots wait): the pages' new
+   links are scheduled through the frontier (which canonicalises and dedupes them through the
+   Visited table), their records
    are written to the ``fetched`` database, then their completions are committed, in the
    commit order of :class:`~.flush.Committer`, which says what a kill -9 can cost.
 
@@ -531,7 +532,8 @@ class Crawler:
     # -- flushing ---------------------------------------------------------------------------------
     async def _flusher(self) -> None:
         """Flush finished pages every ``flush_interval`` seconds, or sooner when ``flush_pages``
-        (or a quarter of the slots) wait; stop the crawl when the disk runs low or anything here fails."""
+        (or a quarter of the slots) wait; stop the crawl when the disk runs low or anything
+        here fails."""
         try:
             await self._flush_and_watch()
         except asyncio.CancelledError:

@@ -25,9 +25,9 @@ The flow of a URL:
 5. **flush**, in batches (every :attr:`CrawlConfig.flush_interval` seconds, or sooner once
    :attr:`CrawlConfig.flush_pages` pages or a quarter of the slots wait): the pages' new
    links are scheduled through the frontier (which canonicalises and dedupes them through the
-   Visited table), their records
-   are written to the ``fetched`` database, then their completions are committed, in the
-   commit order of :class:`~.flush.Committer`, which says what a kill -9 can cost.
+   Visited table), their records are written to the ``fetched`` database, then their
+   completions are committed, in the commit order of :class:`~.flush.Committer`, which says
+   what a kill -9 can cost.
 
 A cluster worker (:mod:`pycrawler.cluster`, a ``LinkExchange`` given to :class:`Crawler`) has a
 :class:`~.cluster_side.ClusterSide`: the links to other workers' hosts leave through the

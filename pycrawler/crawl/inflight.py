@@ -67,7 +67,7 @@ class InFlight:
         # A finished URL keeps its slot until the flush: once a quarter of the slots wait for
         # one, the fetches run short of slots, so the flush comes then, not at its interval
         # (the 1M-page web's first 50k pages: 979 -> 1,157-1,204 pages/s, docs/benchmarks.md).
-        self.flush_pages = min(flush_pages, max(1, concurrency // 4))
+        self.flush_at = min(flush_pages, max(1, concurrency // 4))
         self.in_process = 0
         self._finished: list[Finished] = []
         self._free_workers = list(range(concurrency, 0, -1))  # the numbers crawl.log shows, lowest first
@@ -100,10 +100,9 @@ class InFlight:
         self.in_process -= 1
 
     def finish(self, finished: Finished) -> bool:
-        """A started URL is over; True when :attr:`flush_pages` finished ones wait (``flush_pages``
-        as given, or a quarter of the slots if fewer)."""
+        """A started URL is over; True when :attr:`flush_at` finished ones wait."""
         self._finished.append(finished)
-        return len(self._finished) >= self.flush_pages
+        return len(self._finished) >= self.flush_at
 
     def finish_unfetched(self, finished: Finished) -> None:
         """A polled URL is over without a fetch (:meth:`Finished.handed_over`): it holds its slot

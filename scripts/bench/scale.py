@@ -10,11 +10,12 @@ pages reachable from the hosts' roots) comes from the generator, before the craw
 ``pycrawler crawl ROOTS --seen S [--url-cache C] --concurrency 32 --delay 0 --queue-policy bkdr
 --stats FILE``, in its own process.
 
-Every ``--sample`` seconds the processes are read from /proc (CPU and RSS of the crawl, of its
-page workers and of the server), crawl.log's lines are counted and the crawl's ``--stats`` line
+Every ``--sample`` seconds the processes are read from /proc (CPU and RSS of the crawl, of the
+processes below it together: its fetchers, their fork server and any page workers, and of the
+server), crawl.log's lines are counted and the crawl's ``--stats`` line
 is read. Each time another ``--window`` pages are done a row is printed (and one, ``partial``,
 for the tail after the last whole window, left out of the figures): pages/s, CPU (% of a
-core) of the crawl, its workers and the server, seen-table operations/s (URLs scheduled minus
+core) of the crawl, the processes below it and the server, seen-table operations/s (URLs scheduled minus
 URL-cache hits), flush time (share of the window and ms per flush), RSS of each, JE log bytes
 per known URL and JE cache misses/s.
 
@@ -34,7 +35,7 @@ FILE`` draws pages/s per interval against time with those dips marked by cause.
 At the end crawl.log is read against the ground truth: coverage (share of the reachable pages
 fetched with 200), repeats (fetches beyond the first of one URL of the web, all statuses; a
 kill may repeat up to ``--concurrency``) and strays (fetches of URLs outside the truth). The
-server's CPU per fetch and its share of all the CPU (server, crawl and page workers; its own
+server's CPU per fetch and its share of all the CPU (server, crawl and the processes below it; its own
 start-up left out) say how far it is from being the bottleneck. "Pages" in the windows are
 crawl.log lines: every fetch, 301 and 404 included. The last line is
 ``key=value`` figures. ``--plot FILE``: pages/s and RSS against pages crawled (matplotlib).
@@ -83,21 +84,31 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
-def children(pid: int) -> list[int]:
-    found = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid``: its children and theirs (the fetchers are the fork
+    server's children, not the crawl's)."""
+    found, todo = [], [pid]
+    while todo:
         try:
-            found += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
+            tasks = list(Path(f"/proc/{todo.pop()}/task").iterdir())
+        except OSError:  # ended meanwhile
             continue
+        for task in tasks:
+            try:
+                below = [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                continue
+            found += below
+            todo += below
     return found
 
 
 def processes(crawl: int | None, server: int) -> dict[str, tuple[float, int]]:
-    """(CPU seconds, RSS MB) of the crawl, its child processes together (page workers) and the
-    server; a process that ended meanwhile counts nothing."""
+    """(CPU seconds, RSS MB) of the crawl, of all the processes below it together (the fork
+    server, the fetchers, the page workers) and of the server; a process that ended meanwhile
+    counts nothing."""
     out = {}
-    groups = {"crawl": [crawl] if crawl else [], "workers": children(crawl) if crawl else [], "server": [server]}
+    groups = {"crawl": [crawl] if crawl else [], "workers": descendants(crawl) if crawl else [], "server": [server]}
     for name, pids in groups.items():
         cpu, rss = 0.0, 0
         for pid in pids:
@@ -369,7 +380,7 @@ def plot(rows: list[dict], path: Path, title: str, kill_pages: int | None) -> No
         left.axvline(kill_pages, color="black", linewidth=0.8, linestyle="-.", label="kill -9, restart")
     right = left.twinx()
     right.plot(x, [r["rss_crawl"] + r["rss_workers"] for r in rows], "s--", color="tab:red",
-               label="RSS, crawl + page workers")
+               label="RSS, crawl + fetchers")
     right.plot(x, [r["rss_server"] for r in rows], "^:", color="tab:gray", label="RSS, server")
     right.set_ylabel("RSS, MB", color="tab:red")
     right.set_ylim(bottom=0)

@@ -12,6 +12,8 @@ import time
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pycrawler.fetch import FetchConfig, Fetcher
 from pycrawler.parse import Hop, ParsePool, PathRepetitionRule, extract
@@ -250,7 +252,24 @@ def test_the_per_page_resolver_agrees_with_urljoin_on_every_link_form():
              "http://h/a/b/c/d/"]
     links = ["x.html", "../x.html", "../../../../x", "/abs/./p/../q", "?z=2", "./", ".", "..", "x?y=../z", "x#f",
              "a/b/../../c", "..x/y", ".hidden/x", "/", "//other/x", "HTTP://X/y", "mailto:a", "x:y", "a b/é", "?",
-             "/a?b=/../c", "../", "a/./b/.", "/..", "x/..?q#f", "../../a/../b", "../../../x.y/z.html", "../.."]
+             "/a?b=/../c", "../", "a/./b/.", "/..", "x/..?q#f", "../../a/../b", "../../../x.y/z.html", "../..",
+             # absolute links, the plain ones among them taken without urljoin
+             "http://h/x", "https://H.example:8443/a/../b?q=1#f", "http://h", "http://h?q", "http://h/a?", "http://h/a#",
+             "http://h/a;p", "http://h/a;", "http://h/a?x;y", "http://h:65535/", "http://h:65536/", "http://h:/x",
+             "http://u@h/x", "http://[::1]/x", "http://h/é x", "http://h/a\\b", "https://h//x//y", "http://h:08/"]
     for base in bases:
         resolve = LinkResolver(base)
         assert [resolve(link) for link in links] == [absolute_url(base, link) for link in links], base
+
+
+URL_PIECES = st.sampled_from(["http://", "https://", "HTTP://", "h", "H.x", "127.0.0.1", ":", "80", "99999", "@", "/",
+                              "//", "a", ".", "..", ";", "?", "=", "&", "#", "%2F", "é", " ", "[", "]", "\\"])
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(URL_PIECES, max_size=12).map("".join), st.sampled_from(["http://h/a/b.html", "https://g:81/x/"]))
+def test_the_per_page_resolver_agrees_with_urljoin_on_absolute_links(tail, base):
+    from pycrawler.parse import LinkResolver, absolute_url
+
+    for link in ("http://" + tail, "https://" + tail):
+        assert LinkResolver(base)(link) == absolute_url(base, link), link

@@ -32,6 +32,12 @@ MAX_URL_LENGTH = 2083
 
 FETCHABLE_SCHEMES = frozenset({"http", "https"})
 _SCHEME_PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+# An absolute link that urljoin gives back as it is, whatever the base: a lowercase http(s)
+# scheme, a plain host (no userinfo, no IPv6 literal), a port of digits, no ';' parameters
+# in the path (urlparse splits them off, urlunparse drops them when empty) and no empty query.
+_PLAIN_ABSOLUTE = re.compile(r"https?://[A-Za-z0-9.\-]+(?::([0-9]{1,5}))?(?:/[^?#;]*)?(?:\?[^#]+)?(?:#.*)?\Z",
+                             re.ASCII | re.DOTALL)
+MAX_PORT = 65535
 
 
 class Hop(str, enum.Enum):
@@ -97,8 +103,11 @@ class LinkResolver:
 
     ``urljoin`` re-parses the base for every link; a page's links are mostly paths relative
     to one base (``../../java/lang/String.html``), so those are joined here from the base's
-    parts, split once. Links with a scheme or a network path (``//host``) and bases that are
-    not plain http(s) URLs take :func:`absolute_url`'s general path.
+    parts, split once. A plain absolute http(s) link, which ``urljoin`` would give back as it
+    is, is checked by one pattern instead of three parses (on the 1M-page synthetic web the
+    general path was a fifth of a fetcher's CPU). Other links with a scheme or a network path
+    (``//host``) and bases that are not plain http(s) URLs take :func:`absolute_url`'s general
+    path.
     """
 
     __slots__ = ("base", "_origin", "_directory", "_path_and_query", "_fast", "_ancestors")
@@ -118,6 +127,10 @@ class LinkResolver:
         raw = _clean(raw)
         if raw is None:
             return None
+        plain = _PLAIN_ABSOLUTE.match(raw)
+        if plain is not None:  # _clean bounded its length; a port past 65535 makes urlsplit's port raise
+            port = plain[1]
+            return raw.partition("#")[0] if port is None or int(port) <= MAX_PORT else None
         if not self._fast or raw.startswith("//") or raw == "?" or _SCHEME_PREFIX.match(raw):
             return _join(self.base, raw)
         raw = raw.partition("#")[0]

@@ -26,7 +26,10 @@ one the coming process is expected to reach first (from the trace of the process
 so a kill keeps the crawl's work for the kills after it and start-up points are killed before
 close points. A process armed with a start-up point that it passes by (a ``.open`` WARC file
 or a mark-log record it was expected to find is not there) is killed by the harness at its
-first flush, and the point tried again after a later kill. A round ends when a process
+first flush, and the point tried again after a later kill. A kill leaves a torn last line
+in crawl.log only if it comes in the middle of a write, so a process armed with the cut of
+such a line resumes from a crawl.log the harness tore (:func:`tear_last_line`): every mode
+kills there, whether or not a random kill happened to tear one. A round ends when a process
 finishes (exit 0) and no point left is expected in another resume of the finished crawl. A
 process that went to the end past points left to kill in its work (one that ran unarmed, or went
 past its own, may be the only one to finish a WARC file late in the crawl), points that resumes
@@ -98,6 +101,7 @@ CONCURRENCY = 8
 PROCESS_TIMEOUT = 180.0
 LATER_HIT_MAX = 6
 REPAIR_POINTS = ("warc.repair.cut", "warc.repair.renamed")  # passed at start-up when a .open WARC file is left
+TORN_LINE_POINT = "durable.torn_line_cut"  # passed at start-up when crawl.log ends in a torn line
 MISSES_PER_ROUND = 2  # processes of a round that may go past a start-up point armed, before it waits for the next
 FLUSH_POINTS = ("flush.", "outputs.log_flushed")  # a flush's points: before the first, start-up; after the last, close
 CLOSE_POINTS = ("crawl.close.",)  # passed only in a crawl's close
@@ -269,6 +273,7 @@ class Campaign:
         self.first_trace: list[str] | None = None            # round 0's first process
         self.completion: list[str] | None = None             # the last process that completed a crawl
         self.resume_startup: dict[str, None] = {}            # points a resume passed in its start-up, in order
+        self.learn_point(TORN_LINE_POINT, 1)                 # passed once a resume, when the harness tears the log
         self.kills: list[Kill] = []
         self.lost_log: set[str] = set()
         self.lost_warc: set[str] = set()
@@ -282,21 +287,25 @@ class Campaign:
         print(f"  {self.mode.name}: {text}", file=self.out, flush=True)
 
     # -- learning ---------------------------------------------------------------------------------
+    def learn_point(self, point: str, hits: int) -> None:
+        if point not in self.most:
+            self.pending[(point, False)] = self.pending[(point, True)] = None
+        self.most[point] = max(self.most.get(point, 0), hits)
+
     def learn(self, run: Run, resume: bool) -> None:
         for point, hits in collections.Counter(run.passed).items():
-            if point not in self.most:
-                self.pending[(point, False)] = self.pending[(point, True)] = None
-            self.most[point] = max(self.most.get(point, 0), hits)
+            self.learn_point(point, hits)
         if run.exit_code == 0 and run.fetches:
             self.completion = run.passed
         startup, work, _ = sections(run.passed)
         if resume and work:  # a start-up known to be one (a trace without a flush may be all close)
             self.resume_startup.update(dict.fromkeys(startup))
 
-    def expected(self, reference: list[str], completed: bool, warcs: Path) -> list[str]:
+    def expected(self, reference: list[str], completed: bool, state: Path, warcs: Path) -> list[str]:
         """The points the round's next process should pass, in order: those of ``reference``
-        (the trace expected of the process before it, see :func:`continued`), with WARC repair
-        in its start-up if and only if a ``.open`` file is there to repair."""
+        (the trace expected of the process before it, see :func:`continued`), with the cut of a
+        torn line in its start-up when there is a crawl.log to tear (:func:`tear_last_line`),
+        and WARC repair if and only if a ``.open`` file is there to repair."""
         if completed:  # a resume of a finished crawl: start-up and close only
             startup, _, close = sections(reference)
             # and the start-up points a resume passes in some states only (a mark log's replay of
@@ -307,10 +316,12 @@ class Campaign:
             expected = reference + sections(self.completion)[2]
         else:
             expected = list(reference)
-        expected = [name for name in expected if name not in REPAIR_POINTS]
+        expected = [name for name in expected if name not in (TORN_LINE_POINT, *REPAIR_POINTS)]
+        startup = len(sections(expected)[0])
         if any(warcs.glob("*" + OPEN_SUFFIX)):
-            startup = len(sections(expected)[0])
             expected[startup:startup] = [name for name in REPAIR_POINTS if name in self.most]
+        if whole_lines(state / "crawl.log"):  # crawl.log is cut before the WARC files are repaired
+            expected.insert(startup, TORN_LINE_POINT)
         return expected
 
     def choose(self, expected: list[str], missed: collections.Counter) -> Target | None:
@@ -451,7 +462,7 @@ class Campaign:
                 random_kill = index == 0 and self.random_left > 0 and not completed
                 armed = None
                 if not random_kill and reference is not None:
-                    armed = self.choose(self.expected(reference, completed, warcs), missed)
+                    armed = self.choose(self.expected(reference, completed, state, warcs), missed)
                 if armed is None and not random_kill and runs and runs[-1].exit_code == 0:
                     break  # finished, and nothing left to kill in this state
                 if started > 6 * len(self.most) + self.random_kills + 20:  # each point: 2 kills, a miss or two
@@ -460,6 +471,8 @@ class Campaign:
                 if not completed and not random_kill:  # it may finish the crawl: kept to run again
                     self.save([state, warcs], saved, index)
                 resume = state.exists() and any(state.iterdir())
+                if armed is not None and armed.point == TORN_LINE_POINT:
+                    tear_last_line(state / "crawl.log")
                 run = self.start(command, server, armed, random_kill, folder / f"trace{started}")
                 started += 1
                 runs.append(run)
@@ -656,6 +669,21 @@ def passed_so_far(trace: Path) -> list[str]:
     """The points a process has passed, from its trace (a line being written is left out)."""
     text = trace.read_text() if trace.exists() else ""
     return text[:text.rfind("\n") + 1].split()
+
+
+def whole_lines(log: Path) -> bool:
+    """Whether ``log`` holds a whole line."""
+    return log.exists() and b"\n" in log.read_bytes()
+
+
+def tear_last_line(log: Path) -> None:
+    """Leave ``log`` as a kill in the middle of appending a line leaves it: after its whole
+    lines, the first half of one more (here a copy of the last; nothing when it is torn already)."""
+    data = log.read_bytes()
+    if data.endswith(b"\n"):
+        last = data[data.rfind(b"\n", 0, len(data) - 1) + 1:]
+        with open(log, "ab") as file:
+            file.write(last[:len(last) // 2])
 
 
 def missed_in_startup(armed: Target, passed: list[str]) -> bool:

@@ -2,24 +2,11 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pycrawler.crawl.scope import _server as split_server
 from pycrawler.crawl.scope import server
-
-
-def urlsplit_server(url: str):
-    """The contract, straight from urlsplit: (lowercase host, port or the scheme's default)."""
-    try:
-        parts = urlsplit(url)
-        scheme, host, port = parts.scheme.lower(), parts.hostname, parts.port
-    except ValueError:
-        return None
-    if scheme not in ("http", "https") or not host:
-        return None
-    return host, port if port is not None else {"http": 80, "https": 443}[scheme]
 
 
 def test_each_spelling_of_an_origin_names_its_server_and_other_urls_none():
@@ -37,6 +24,6 @@ URL_PIECES = st.sampled_from(["http", "HTTPS", "ftp", ":", "//", "/", "h", "H", 
 
 @settings(max_examples=3000, deadline=None)
 @given(st.lists(URL_PIECES, max_size=10).map("".join))
-def test_the_server_is_the_one_urlsplit_names_however_often_its_origin_was_asked_before(url):
-    assert server(url) == urlsplit_server(url)
-    assert server(url + "/more?q") == urlsplit_server(url + "/more?q")
+def test_the_server_from_the_cache_is_the_one_the_whole_url_names_however_often_its_origin_was_asked(url):
+    assert server(url) == split_server(url)
+    assert server(url + "/more?q") == split_server(url + "/more?q")
